@@ -1,0 +1,28 @@
+#include "osprey/status.h"
+
+namespace osprey {
+
+const char* status_code_name(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "OK";
+    case StatusCode::kInvalidArgument: return "InvalidArgument";
+    case StatusCode::kNotFound: return "NotFound";
+    case StatusCode::kUnimplemented: return "Unimplemented";
+    case StatusCode::kResourceExhausted: return "ResourceExhausted";
+    case StatusCode::kFailedPrecondition: return "FailedPrecondition";
+    case StatusCode::kInternal: return "Internal";
+  }
+  return "Unknown";
+}
+
+std::string Status::to_string() const {
+  if (ok()) return "OK";
+  return std::string(status_code_name(code_)) + ": " + message_;
+}
+
+Status Status::with_context(const std::string& context) const {
+  if (ok()) return *this;
+  return {code_, context + ": " + message_};
+}
+
+}  // namespace osprey

@@ -1,0 +1,74 @@
+// The engine's entry point: load a model once, run it many times (concurrently).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "osprey/options.h"
+#include "osprey/status.h"
+#include "osprey/tensor.h"
+
+namespace osprey {
+
+// One dimension of a declared shape: a fixed size, or a symbol ("batch"), or unknown.
+struct Dim {
+  int64_t value = -1;  // >= 0 when fixed
+  std::string symbol;  // set for named symbolic dims
+  bool is_fixed() const { return value >= 0; }
+  std::string to_string() const;  // "3", "batch" or "?"
+};
+
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  std::vector<Dim> shape;
+  bool has_shape = false;  // false when the model declares no shape at all
+  bool is_sequence = false;
+  std::string to_string() const;  // "input: float32[batch,3,224,224]"
+};
+
+using NamedTensor = std::pair<std::string, Tensor>;
+using NamedValue = std::pair<std::string, Value>;
+
+struct ModelStats {
+  int64_t ir_version = 0;
+  std::vector<std::pair<std::string, int64_t>> opsets;  // (domain, version)
+  std::string producer;
+  std::vector<std::pair<std::string, int>> op_histogram;  // op type -> count (top graph)
+  int64_t node_count = 0;
+  int64_t parameter_count = 0;  // elements in initializers
+  int64_t parameter_bytes = 0;
+};
+
+class SessionImpl;
+
+class Session {
+ public:
+  static Result<std::unique_ptr<Session>> load(const std::string& path,
+                                               const SessionOptions& options = {});
+  static Result<std::unique_ptr<Session>> load_from_bytes(const std::string& bytes,
+                                                          const SessionOptions& options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const std::vector<TensorInfo>& inputs() const;   // excludes inputs that have initializers
+  const std::vector<TensorInfo>& outputs() const;
+  const ModelStats& stats() const;
+  const SessionOptions& options() const;
+
+  // Runs the model. Every required input must be given; inputs with defaults
+  // (initializers) may be overridden. Outputs come back in declared order.
+  // Thread-safe: many threads may call run() on one Session at once.
+  Result<std::vector<NamedTensor>> run(const std::vector<NamedTensor>& inputs) const;
+  // As run(), for models whose inputs or outputs are sequences or optionals.
+  Result<std::vector<NamedValue>> run_values(const std::vector<NamedValue>& inputs) const;
+
+ private:
+  explicit Session(std::unique_ptr<SessionImpl> impl);
+  std::unique_ptr<SessionImpl> impl_;
+};
+
+}  // namespace osprey

@@ -1,0 +1,41 @@
+#include "kernels/kernel.h"
+
+namespace osprey {
+
+int64_t KernelContext::attr_int(const std::string& name, int64_t def) const {
+  const auto* a = node_.find_attribute(name);
+  return a ? a->i : def;
+}
+float KernelContext::attr_float(const std::string& name, float def) const {
+  const auto* a = node_.find_attribute(name);
+  return a ? a->f : def;
+}
+std::string KernelContext::attr_string(const std::string& name, const std::string& def) const {
+  const auto* a = node_.find_attribute(name);
+  return a ? a->s : def;
+}
+std::vector<int64_t> KernelContext::attr_ints(const std::string& name,
+                                              std::vector<int64_t> def) const {
+  const auto* a = node_.find_attribute(name);
+  return a ? a->ints : def;
+}
+std::vector<float> KernelContext::attr_floats(const std::string& name,
+                                              std::vector<float> def) const {
+  const auto* a = node_.find_attribute(name);
+  return a ? a->floats : def;
+}
+std::vector<std::string> KernelContext::attr_strings(const std::string& name,
+                                                     std::vector<std::string> def) const {
+  const auto* a = node_.find_attribute(name);
+  return a ? a->strings : def;
+}
+const Tensor* KernelContext::attr_tensor(const std::string& name) const {
+  const auto* a = node_.find_attribute(name);
+  return a && a->t.defined() ? &a->t : nullptr;
+}
+const ir::Graph* KernelContext::attr_graph(const std::string& name) const {
+  const auto* a = node_.find_attribute(name);
+  return a ? a->g.get() : nullptr;
+}
+
+}  // namespace osprey

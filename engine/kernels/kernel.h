@@ -1,0 +1,98 @@
+// What a kernel sees: its node's attributes, its inputs, and where to put outputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "osprey/status.h"
+#include "osprey/tensor.h"
+
+namespace osprey {
+
+class KernelContext;
+using KernelFn = Status (*)(KernelContext&);
+
+// Runs nested graphs for control-flow kernels (If, Loop, Scan); implemented by the executor.
+class SubgraphRunner {
+ public:
+  virtual ~SubgraphRunner() = default;
+  // Binds `inputs` to g.inputs in order, runs g, returns g.outputs in order.
+  virtual Result<std::vector<Value>> run(const ir::Graph& g, std::vector<Value> inputs) = 0;
+};
+
+class KernelContext {
+ public:
+  KernelContext(const ir::Node& node, std::vector<const Value*> inputs, std::vector<Value>* outputs,
+                int64_t max_elements, SubgraphRunner* subgraphs)
+      : node_(node),
+        inputs_(std::move(inputs)),
+        outputs_(outputs),
+        max_elements_(max_elements),
+        subgraphs_(subgraphs) {}
+
+  const ir::Node& node() const { return node_; }
+  int opset() const { return node_.opset; }
+
+  // ---- inputs
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  // True when input i exists and was not omitted (optional inputs may be "").
+  bool has_input(int i) const {
+    return i < num_inputs() && inputs_[i] != nullptr && !inputs_[i]->is_none();
+  }
+  // The tensor at input i; the executor guarantees it is a tensor unless the
+  // kernel is registered as taking sequences (see input_value).
+  const Tensor& input(int i) const { return inputs_[i]->tensor; }
+  const Value& input_value(int i) const { return *inputs_[i]; }
+
+  // ---- outputs
+  int num_outputs() const { return static_cast<int>(outputs_->size()); }
+  // False when output i is omitted by the node (optional outputs may be "").
+  bool output_requested(int i) const {
+    return i < num_outputs() && node_.outputs[i] != ir::kNoValue;
+  }
+  // Allocates a zero-filled tensor after checking the element limit.
+  Result<Tensor> new_tensor(DType dtype, Shape shape) const {
+    return Tensor::create(dtype, std::move(shape), max_elements_);
+  }
+  // Shorthand: allocate and set output i in one go; returns the tensor to fill.
+  Result<Tensor> new_output(int i, DType dtype, Shape shape) {
+    auto t = new_tensor(dtype, std::move(shape));
+    if (t.ok()) set_output(i, t.value());
+    return t;
+  }
+  void set_output(int i, Tensor t) {
+    if (i < num_outputs()) (*outputs_)[i] = Value(std::move(t));
+  }
+  void set_output_value(int i, Value v) {
+    if (i < num_outputs()) (*outputs_)[i] = std::move(v);
+  }
+  int64_t max_elements() const { return max_elements_; }
+
+  // ---- attributes (default returned when absent)
+  bool has_attr(const std::string& name) const { return node_.find_attribute(name) != nullptr; }
+  int64_t attr_int(const std::string& name, int64_t def) const;
+  float attr_float(const std::string& name, float def) const;
+  std::string attr_string(const std::string& name, const std::string& def) const;
+  std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> def = {}) const;
+  std::vector<float> attr_floats(const std::string& name, std::vector<float> def = {}) const;
+  std::vector<std::string> attr_strings(const std::string& name,
+                                        std::vector<std::string> def = {}) const;
+  const Tensor* attr_tensor(const std::string& name) const;  // nullptr if absent
+  const ir::Graph* attr_graph(const std::string& name) const;
+
+  // ---- control flow
+  Result<std::vector<Value>> run_subgraph(const ir::Graph& g, std::vector<Value> inputs) {
+    if (!subgraphs_) return internal_error("no subgraph runner");
+    return subgraphs_->run(g, std::move(inputs));
+  }
+
+ private:
+  const ir::Node& node_;
+  std::vector<const Value*> inputs_;
+  std::vector<Value>* outputs_;
+  int64_t max_elements_;
+  SubgraphRunner* subgraphs_;
+};
+
+}  // namespace osprey
