@@ -11,6 +11,10 @@
 #include "osprey/session.h"
 #include "osprey/tensor.h"
 
+namespace osprey {
+struct KernelDef;  // resolved by the session (engine/kernels/registry.h)
+}
+
 namespace osprey::ir {
 
 class Graph;
@@ -46,7 +50,6 @@ struct Value {
   ValueType type;
 };
 
-struct KernelDef;  // resolved by the executor (engine/kernels/registry.h)
 
 constexpr int kNoValue = -1;  // an omitted optional input or output
 
@@ -61,7 +64,7 @@ struct Node {
   // Values of this graph that the node's subgraphs read (set by Graph::finalize);
   // they order the node like inputs do and keep the values alive until it runs.
   std::vector<int> implicit_inputs;
-  const KernelDef* kernel = nullptr;
+  const osprey::KernelDef* kernel = nullptr;
 
   const Attribute* find_attribute(const std::string& name) const {
     auto it = attributes.find(name);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace osprey {
 
@@ -31,7 +32,8 @@ struct Float16 {
   uint16_t bits = 0;
   Float16() = default;
   explicit Float16(float f) : bits(from_float(f)) {}
-  explicit Float16(double d) : Float16(static_cast<float>(d)) {}
+  template <class U, std::enable_if_t<std::is_arithmetic_v<U> && !std::is_same_v<U, float>, int> = 0>
+  explicit Float16(U v) : Float16(static_cast<float>(v)) {}
   operator float() const { return to_float(bits); }  // NOLINT: implicit widening is intended
   static uint16_t from_float(float f);
   static float to_float(uint16_t h);
@@ -42,7 +44,8 @@ struct BFloat16 {
   uint16_t bits = 0;
   BFloat16() = default;
   explicit BFloat16(float f) : bits(from_float(f)) {}
-  explicit BFloat16(double d) : BFloat16(static_cast<float>(d)) {}
+  template <class U, std::enable_if_t<std::is_arithmetic_v<U> && !std::is_same_v<U, float>, int> = 0>
+  explicit BFloat16(U v) : BFloat16(static_cast<float>(v)) {}
   operator float() const { return to_float(bits); }  // NOLINT
   static uint16_t from_float(float f) {
     uint32_t u;

@@ -1,0 +1,36 @@
+// ONNX protobuf -> IR. The only place that knows the ONNX wire format.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ir/graph.h"
+#include "osprey/options.h"
+#include "osprey/session.h"
+
+namespace osprey::onnx_import {
+
+constexpr int kMinDefaultOpset = 1;
+constexpr int kMaxDefaultOpset = 17;
+
+struct ImportedModel {
+  std::shared_ptr<ir::Graph> graph;
+  ModelStats stats;
+};
+
+// Parses and validates a model. `model_dir` resolves external-data locations.
+Result<ImportedModel> import_model(const std::string& bytes, const std::string& model_dir,
+                                   const SessionOptions& options);
+
+// Parses a serialized TensorProto (as in the ONNX test data's input_N.pb files).
+Result<Tensor> parse_tensor(const std::string& bytes, const std::string& dir,
+                            int64_t max_elements);
+
+// Parses a serialized TensorProto, SequenceProto or OptionalProto, chosen by `kind`
+// ("tensor", "sequence", "optional") as declared by the model's value info.
+Result<Value> parse_value(const std::string& bytes, const std::string& kind,
+                          int64_t max_elements);
+
+Result<std::string> read_file(const std::string& path);
+
+}  // namespace osprey::onnx_import

@@ -1,0 +1,86 @@
+#include "runtime/executor.h"
+
+#include "kernels/registry.h"
+
+namespace osprey {
+
+namespace {
+int64_t value_bytes(const Value& v) {
+  if (v.is_tensor()) return static_cast<int64_t>(v.tensor.nbytes());
+  int64_t n = 0;
+  for (const auto& t : v.sequence) n += static_cast<int64_t>(t.nbytes());
+  return n;
+}
+}  // namespace
+
+Status Executor::run_graph(const ir::Graph& g, std::vector<Value>& frame) {
+  stack_.emplace_back(&g, &frame);
+  Status status;
+  for (size_t ni = 0; ni < g.nodes.size() && status.ok(); ++ni) {
+    status = run_node(g.nodes[ni], frame);
+    for (int v : g.release_after[ni]) {
+      live_bytes_ -= value_bytes(frame[static_cast<size_t>(v)]);
+      frame[static_cast<size_t>(v)] = Value();
+    }
+  }
+  stack_.pop_back();
+  return status;
+}
+
+Status Executor::run_node(const ir::Node& n, std::vector<Value>& frame) {
+  std::vector<const Value*> inputs;
+  inputs.reserve(n.inputs.size());
+  bool any_none_input = false;
+  for (int id : n.inputs) {
+    const Value* v = id == ir::kNoValue ? nullptr : &frame[static_cast<size_t>(id)];
+    if (v && v->is_none()) any_none_input = true;
+    inputs.push_back(v);
+  }
+  // Pick the kernel for input 0's element type (the resolved one, or another device's).
+  const KernelDef* k = n.kernel;
+  if (!inputs.empty() && inputs[0] && inputs[0]->is_tensor() && k && !k->accepts(inputs[0]->tensor.dtype())) {
+    k = find_kernel(n.op_type, n.domain, n.opset, inputs[0]->tensor.dtype(), false);
+    if (!k)
+      return invalid_argument(n.display_name(), ": element type ",
+                              dtype_name(inputs[0]->tensor.dtype()), " is not supported by this op");
+  }
+  if (!k) return unimplemented(n.display_name(), ": no kernel");
+  std::vector<Value> outputs(n.outputs.size());
+  KernelContext ctx(n, std::move(inputs), &outputs, limits_.max_tensor_elements, this);
+  Status s = k->fn(ctx);
+  if (!s.ok()) return s.with_context(n.display_name());
+  const bool may_leave_empty = any_none_input || n.op_type == "Optional" || n.op_type == "If" ||
+                               n.op_type == "Loop" || n.op_type == "Scan";
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    const int id = n.outputs[i];
+    if (id == ir::kNoValue) continue;
+    if (outputs[i].is_none() && !may_leave_empty)
+      return internal_error(n.display_name(), ": kernel did not produce output ", i);
+    live_bytes_ += value_bytes(outputs[i]);
+    frame[static_cast<size_t>(id)] = std::move(outputs[i]);
+  }
+  if (limits_.memory_limit_bytes > 0 && live_bytes_ > limits_.memory_limit_bytes)
+    return resource_exhausted(n.display_name(), ": live tensors take ", live_bytes_,
+                              " bytes, above the memory limit of ", limits_.memory_limit_bytes);
+  return Status::Ok();
+}
+
+Result<std::vector<Value>> Executor::run(const ir::Graph& g, std::vector<Value> inputs) {
+  if (inputs.size() != g.inputs.size())
+    return invalid_argument("subgraph '", g.name, "' takes ", g.inputs.size(), " inputs, got ",
+                            inputs.size());
+  if (stack_.empty()) return internal_error("subgraph run outside a graph");
+  const std::vector<Value>& parent = *stack_.back().second;
+  std::vector<Value> frame(g.values.size());
+  for (const auto& [id, t] : g.initializers) frame[static_cast<size_t>(id)] = Value(t);
+  for (size_t i = 0; i < g.captures.size(); ++i)
+    frame[static_cast<size_t>(g.captures[i])] = parent[static_cast<size_t>(g.capture_sources[i])];
+  for (size_t i = 0; i < inputs.size(); ++i) frame[static_cast<size_t>(g.inputs[i])] = std::move(inputs[i]);
+  OSPREY_RETURN_IF_ERROR(run_graph(g, frame));
+  std::vector<Value> outs;
+  outs.reserve(g.outputs.size());
+  for (int o : g.outputs) outs.push_back(frame[static_cast<size_t>(o)]);
+  return outs;
+}
+
+}  // namespace osprey

@@ -1,0 +1,195 @@
+#include "osprey/session.h"
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "kernels/registry.h"
+#include "onnx/onnx_import.h"
+#include "runtime/executor.h"
+
+namespace osprey {
+
+std::string Dim::to_string() const {
+  if (is_fixed()) return std::to_string(value);
+  return symbol.empty() ? "?" : symbol;
+}
+
+std::string TensorInfo::to_string() const {
+  std::string s = str_cat(name, ": ", is_sequence ? "seq(" : "", dtype_name(dtype));
+  if (has_shape) {
+    s += "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + shape[i].to_string();
+    s += "]";
+  }
+  return s + (is_sequence ? ")" : "");
+}
+
+class SessionImpl {
+ public:
+  SessionOptions options;
+  std::shared_ptr<ir::Graph> graph;
+  ModelStats stats;
+  std::vector<TensorInfo> inputs, outputs;
+  std::map<std::string, int> input_ids;  // every graph input, incl. initializer-backed ones
+
+  Status resolve_kernels();
+  Status check_input(const TensorInfo& info, const Tensor& t,
+                     std::map<std::string, int64_t>* symbols) const;
+  Result<std::vector<NamedValue>> run(const std::vector<NamedValue>& inputs) const;
+};
+
+namespace {
+TensorInfo info_of(const ir::Value& v) {
+  TensorInfo i;
+  i.name = v.name;
+  i.dtype = v.type.dtype;
+  i.shape = v.type.shape;
+  i.has_shape = v.type.has_shape;
+  i.is_sequence = v.type.kind == ir::ValueType::Kind::kSequence;
+  return i;
+}
+}  // namespace
+
+Status SessionImpl::resolve_kernels() {
+  std::set<std::string> missing;
+  const bool reference_only = options.optimization_level == 0;
+  graph->for_each_graph([&](ir::Graph& g) {
+    for (auto& n : g.nodes) {
+      n.kernel = find_kernel(n.op_type, n.domain, n.opset, DType::kUndefined, reference_only);
+      if (!n.kernel)
+        missing.insert(str_cat(n.domain.empty() ? "" : n.domain + ".", n.op_type, " (opset ",
+                               n.opset, n.name.empty() ? "" : ", node '" + n.name + "'", ")"));
+    }
+  });
+  if (missing.empty()) return Status::Ok();
+  std::string list;
+  for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+  return unimplemented("unsupported operator(s): ", list);
+}
+
+Status SessionImpl::check_input(const TensorInfo& info, const Tensor& t,
+                                std::map<std::string, int64_t>* symbols) const {
+  if (!t.defined()) return invalid_argument("input '", info.name, "' is an undefined tensor");
+  if (info.dtype != DType::kUndefined && t.dtype() != info.dtype)
+    return invalid_argument("input '", info.name, "' has type ", dtype_name(t.dtype()),
+                            ", expected ", dtype_name(info.dtype));
+  if (options.max_tensor_elements > 0 && t.numel() > options.max_tensor_elements)
+    return resource_exhausted("input '", info.name, "' has ", t.numel(),
+                              " elements, above the limit of ", options.max_tensor_elements);
+  if (!info.has_shape) return Status::Ok();
+  if (t.rank() != static_cast<int64_t>(info.shape.size()))
+    return invalid_argument("input '", info.name, "' has rank ", t.rank(), " (shape ",
+                            shape_to_string(t.shape()), "), expected rank ", info.shape.size(),
+                            " (", info.to_string(), ")");
+  for (size_t d = 0; d < info.shape.size(); ++d) {
+    const Dim& dim = info.shape[d];
+    const int64_t got = t.shape()[d];
+    if (dim.is_fixed() && got != dim.value)
+      return invalid_argument("input '", info.name, "' has shape ", shape_to_string(t.shape()),
+                              ", expected ", info.to_string(), " (dim ", d, " must be ", dim.value, ")");
+    if (!dim.is_fixed() && !dim.symbol.empty()) {
+      auto [it, inserted] = symbols->emplace(dim.symbol, got);
+      if (!inserted && it->second != got)
+        return invalid_argument("input '", info.name, "' dim ", d, " ('", dim.symbol, "') is ", got,
+                                " but another input bound '", dim.symbol, "' to ", it->second);
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& given) const {
+  const ir::Graph& g = *graph;
+  std::vector<Value> frame(g.values.size());
+  for (const auto& [id, t] : g.initializers) frame[static_cast<size_t>(id)] = Value(t);
+  std::set<std::string> seen;
+  std::map<std::string, int64_t> symbols;
+  for (const auto& [name, value] : given) {
+    auto it = input_ids.find(name);
+    if (it == input_ids.end()) {
+      std::string names;
+      for (const auto& i : inputs) names += (names.empty() ? "" : ", ") + i.name;
+      return not_found("unknown input '", name, "'; the model's inputs are: ", names);
+    }
+    if (!seen.insert(name).second) return invalid_argument("input '", name, "' is given twice");
+    const ir::Value& decl = g.values[static_cast<size_t>(it->second)];
+    const TensorInfo info = info_of(decl);
+    if (value.is_tensor()) {
+      OSPREY_RETURN_IF_ERROR(check_input(info, value.tensor, &symbols));
+    } else if (value.is_sequence() && decl.type.kind == ir::ValueType::Kind::kTensor) {
+      return invalid_argument("input '", name, "' must be a tensor, got a sequence");
+    }
+    frame[static_cast<size_t>(it->second)] = value;
+  }
+  for (const auto& i : inputs)
+    if (!seen.count(i.name)) {
+      const int id = input_ids.at(i.name);
+      if (g.values[static_cast<size_t>(id)].type.kind == ir::ValueType::Kind::kOptional) continue;
+      return invalid_argument("missing input '", i.name, "' (", i.to_string(), ")");
+    }
+  Executor exec({options.max_tensor_elements, options.memory_limit_bytes});
+  OSPREY_RETURN_IF_ERROR(exec.run_graph(g, frame));
+  std::vector<NamedValue> out;
+  out.reserve(g.outputs.size());
+  for (int o : g.outputs) out.emplace_back(g.values[static_cast<size_t>(o)].name, frame[static_cast<size_t>(o)]);
+  return out;
+}
+
+Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+Result<std::unique_ptr<Session>> Session::load_from_bytes(const std::string& bytes,
+                                                          const SessionOptions& options) {
+  auto impl = std::make_unique<SessionImpl>();
+  impl->options = options;
+  OSPREY_ASSIGN_OR_RETURN(auto model, onnx_import::import_model(bytes, options.external_data_dir, options));
+  impl->graph = model.graph;
+  impl->stats = std::move(model.stats);
+  OSPREY_RETURN_IF_ERROR(impl->resolve_kernels());
+  const ir::Graph& g = *impl->graph;
+  for (int id : g.inputs) {
+    const ir::Value& v = g.values[static_cast<size_t>(id)];
+    impl->input_ids[v.name] = id;
+    if (!g.initializers.count(id)) impl->inputs.push_back(info_of(v));
+  }
+  for (int id : g.outputs) impl->outputs.push_back(info_of(g.values[static_cast<size_t>(id)]));
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+Result<std::unique_ptr<Session>> Session::load(const std::string& path, const SessionOptions& options) {
+  auto bytes = onnx_import::read_file(path);
+  if (!bytes.ok()) return bytes.status();
+  SessionOptions opts = options;
+  if (opts.external_data_dir.empty())
+    opts.external_data_dir = std::filesystem::path(path).parent_path().string();
+  auto s = load_from_bytes(*bytes, opts);
+  if (!s.ok()) return s.status().with_context(path);
+  return s;
+}
+
+const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
+const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
+const ModelStats& Session::stats() const { return impl_->stats; }
+const SessionOptions& Session::options() const { return impl_->options; }
+
+Result<std::vector<NamedValue>> Session::run_values(const std::vector<NamedValue>& inputs) const {
+  return impl_->run(inputs);
+}
+
+Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& inputs) const {
+  std::vector<NamedValue> in;
+  in.reserve(inputs.size());
+  for (const auto& [n, t] : inputs) in.emplace_back(n, Value(t));
+  OSPREY_ASSIGN_OR_RETURN(auto outs, impl_->run(in));
+  std::vector<NamedTensor> result;
+  result.reserve(outs.size());
+  for (auto& [n, v] : outs) {
+    if (!v.is_tensor())
+      return invalid_argument("output '", n, "' is not a tensor (", v.is_sequence() ? "a sequence" : "empty",
+                              "): use run_values()");
+    result.emplace_back(n, std::move(v.tensor));
+  }
+  return result;
+}
+
+}  // namespace osprey
