@@ -1,0 +1,425 @@
+// Resize (opsets 10, 11, 13) and Upsample (opsets 7, 9).
+//
+// Every axis gets its own 1-D mapping from output index to input taps (index, weight),
+// computed from the coordinate transformation mode. Nearest mode is a gather (exact for
+// every element type). Linear and cubic interpolation are separable: the tensor is resized
+// one axis at a time, last axis first, in a float (or double) buffer. This is the same as
+// the ONNX reference, which interpolates the innermost axis first and combines outward.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/reference/common.h"
+
+namespace osprey::ref {
+namespace {
+
+enum class Mode { kNearest, kLinear, kCubic };
+enum class Ctm { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn,
+                 kTfCropAndResize };
+// kSimple: Resize-10/Upsample behaviour (floor when upsampling, ceil when downsampling).
+enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
+
+struct ResizeParams {
+  Mode mode = Mode::kNearest;
+  Ctm ctm = Ctm::kAsymmetric;
+  NearestMode nearest = NearestMode::kSimple;
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation = 0.0;
+  std::vector<double> scales;       // per axis
+  std::vector<double> len_resized;  // per axis: output length as a real number (in * scale)
+  Shape out_shape;
+  std::vector<double> roi;  // 2*rank: starts then ends (tf_crop_and_resize only)
+};
+
+// One axis: for each output index, `taps` input indices and weights, or "outside".
+struct AxisMap {
+  int taps = 1;
+  bool identity = true;
+  std::vector<int64_t> idx;
+  std::vector<double> w;
+  std::vector<uint8_t> outside;
+};
+
+double original_coordinate(const ResizeParams& p, size_t axis, int64_t x, int64_t in_len) {
+  const double scale = p.scales[axis];
+  const double len_out = p.len_resized[axis];
+  const double xr = static_cast<double>(x);
+  switch (p.ctm) {
+    case Ctm::kHalfPixel: return (xr + 0.5) / scale - 0.5;
+    case Ctm::kPytorchHalfPixel: return len_out > 1 ? (xr + 0.5) / scale - 0.5 : 0.0;
+    case Ctm::kAlignCorners:
+      return len_out == 1 ? 0.0 : xr * static_cast<double>(in_len - 1) / (len_out - 1);
+    case Ctm::kAsymmetric: return xr / scale;
+    case Ctm::kTfHalfPixelForNn: return (xr + 0.5) / scale;
+    case Ctm::kTfCropAndResize: {
+      const double start = p.roi[axis], end = p.roi[axis + p.scales.size()];
+      const double span = static_cast<double>(in_len - 1);
+      if (len_out == 1) return 0.5 * (start + end) * span;
+      return start * span + xr * (end - start) * span / (len_out - 1);
+    }
+  }
+  return 0.0;
+}
+
+void cubic_coeffs(double r, double a, double c[4]) {
+  const double x0 = r + 1, x1 = r, x2 = 1 - r, x3 = 2 - r;
+  c[0] = ((a * x0 - 5 * a) * x0 + 8 * a) * x0 - 4 * a;
+  c[1] = ((a + 2) * x1 - (a + 3)) * x1 * x1 + 1;
+  c[2] = ((a + 2) * x2 - (a + 3)) * x2 * x2 + 1;
+  c[3] = ((a * x3 - 5 * a) * x3 + 8 * a) * x3 - 4 * a;
+}
+
+AxisMap build_axis_map(const ResizeParams& p, size_t axis, int64_t in_len) {
+  AxisMap m;
+  const int64_t out_len = p.out_shape[axis];
+  m.taps = p.mode == Mode::kNearest ? 1 : p.mode == Mode::kLinear ? 2 : 4;
+  const size_t taps = static_cast<size_t>(m.taps);
+  m.idx.assign(static_cast<size_t>(out_len) * taps, 0);
+  m.w.assign(static_cast<size_t>(out_len) * taps, 0.0);
+  m.outside.assign(static_cast<size_t>(out_len), 0);
+  m.identity = out_len == in_len;
+  const int64_t last = std::max<int64_t>(in_len - 1, 0);
+  for (int64_t x = 0; x < out_len; ++x) {
+    const double xo = original_coordinate(p, axis, x, in_len);
+    const size_t base = static_cast<size_t>(x) * taps;
+    if (xo != static_cast<double>(x)) m.identity = false;
+    if (p.ctm == Ctm::kTfCropAndResize && (xo < 0 || xo > static_cast<double>(in_len - 1))) {
+      m.outside[static_cast<size_t>(x)] = 1;
+      m.identity = false;
+      continue;
+    }
+    // Keep coordinates finite and within a sane range before converting to integers.
+    const double xc = std::clamp(xo, -4.0, static_cast<double>(in_len) + 4.0);
+    const double fl = std::floor(xc);
+    const double r = xc - fl;
+    const int64_t x0 = static_cast<int64_t>(fl);
+    if (p.mode == Mode::kNearest) {
+      int64_t i = x0;
+      if (r != 0) {
+        switch (p.nearest) {
+          case NearestMode::kRoundPreferFloor: i = r <= 0.5 ? x0 : x0 + 1; break;
+          case NearestMode::kRoundPreferCeil: i = r < 0.5 ? x0 : x0 + 1; break;
+          case NearestMode::kFloor: i = x0; break;
+          case NearestMode::kCeil: i = x0 + 1; break;
+          case NearestMode::kSimple: i = p.scales[axis] < 1 ? x0 + 1 : x0; break;
+        }
+      }
+      m.idx[base] = std::clamp<int64_t>(i, 0, last);
+      m.w[base] = 1.0;
+      continue;
+    }
+    double c[4];
+    int64_t first;
+    if (p.mode == Mode::kLinear) {
+      c[0] = 1 - r;
+      c[1] = r;
+      first = x0;
+    } else {
+      cubic_coeffs(r, p.cubic_a, c);
+      first = x0 - 1;
+    }
+    if (p.exclude_outside) {
+      double sum = 0;
+      for (size_t k = 0; k < taps; ++k) {
+        const int64_t i = first + static_cast<int64_t>(k);
+        if (i < 0 || i >= in_len) c[k] = 0;
+        sum += c[k];
+      }
+      if (sum != 0)
+        for (size_t k = 0; k < taps; ++k) c[k] /= sum;
+    }
+    for (size_t k = 0; k < taps; ++k) {
+      m.idx[base + k] = std::clamp<int64_t>(first + static_cast<int64_t>(k), 0, last);
+      m.w[base + k] = c[k];
+    }
+  }
+  return m;
+}
+
+// Nearest: a gather over all axes. `extrap` fills positions outside the crop box.
+template <class T>
+void nearest_gather(const Tensor& x, Tensor& y, const std::vector<AxisMap>& maps, T extrap) {
+  const size_t rank = static_cast<size_t>(x.rank());
+  const T* in = x.data<T>();
+  T* out = y.data<T>();
+  if (rank == 0) {
+    out[0] = in[0];
+    return;
+  }
+  const auto in_strides = strides_of(x.shape());
+  const Shape& os = y.shape();
+  // Per axis, input offsets of each output index (-1 when outside).
+  std::vector<std::vector<int64_t>> off(rank);
+  for (size_t a = 0; a < rank; ++a) {
+    off[a].resize(static_cast<size_t>(os[a]));
+    for (int64_t j = 0; j < os[a]; ++j) {
+      const size_t ju = static_cast<size_t>(j);
+      off[a][ju] = maps[a].outside[ju] ? -1 : maps[a].idx[ju] * in_strides[a];
+    }
+  }
+  const int64_t inner = os[rank - 1];
+  const int64_t rows = inner == 0 ? 0 : y.numel() / inner;
+  std::vector<int64_t> index(rank, 0);
+  const auto& last = off[rank - 1];
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t base = 0;
+    bool outside = false;
+    for (size_t a = 0; a + 1 < rank; ++a) {
+      const int64_t o = off[a][static_cast<size_t>(index[a])];
+      if (o < 0) outside = true;
+      base += o;
+    }
+    T* dst = out + row * inner;
+    if (outside) {
+      std::fill(dst, dst + inner, extrap);
+    } else {
+      for (int64_t j = 0; j < inner; ++j) {
+        const int64_t o = last[static_cast<size_t>(j)];
+        dst[j] = o < 0 ? extrap : in[base + o];
+      }
+    }
+    for (int64_t a = static_cast<int64_t>(rank) - 2; a >= 0; --a) {
+      const size_t au = static_cast<size_t>(a);
+      if (++index[au] < os[au]) break;
+      index[au] = 0;
+    }
+  }
+}
+
+// Resizes `axis` of a buffer of shape `shape` (updated in place to the new length).
+template <class C>
+void interpolate_axis(const std::vector<C>& src, std::vector<C>& dst, Shape& shape, size_t axis,
+                      const AxisMap& m, int64_t out_len, C extrap) {
+  int64_t outer = 1, inner = 1;
+  for (size_t a = 0; a < axis; ++a) outer *= shape[a];
+  for (size_t a = axis + 1; a < shape.size(); ++a) inner *= shape[a];
+  const int64_t in_len = shape[axis];
+  const size_t taps = static_cast<size_t>(m.taps);
+  dst.assign(static_cast<size_t>(outer * out_len * inner), C(0));
+  std::vector<C> w(m.w.size());
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<C>(m.w[i]);
+  for (int64_t o = 0; o < outer; ++o) {
+    const C* s = src.data() + o * in_len * inner;
+    for (int64_t j = 0; j < out_len; ++j) {
+      C* d = dst.data() + (o * out_len + j) * inner;
+      if (m.outside[static_cast<size_t>(j)]) {
+        std::fill(d, d + inner, extrap);
+        continue;
+      }
+      const size_t b = static_cast<size_t>(j) * taps;
+      for (size_t k = 0; k < taps; ++k) {
+        const C wk = w[b + k];
+        if (wk == C(0)) continue;
+        const C* sk = s + m.idx[b + k] * inner;
+        for (int64_t i = 0; i < inner; ++i) d[i] += wk * sk[i];
+      }
+    }
+  }
+  shape[axis] = out_len;
+}
+
+template <class T>
+Status interpolate(const KernelContext& ctx, const Tensor& x, Tensor& y,
+                   const std::vector<AxisMap>& maps, double extrapolation) {
+  using C = std::conditional_t<std::is_same_v<T, float> || std::is_same_v<T, Float16> ||
+                                   std::is_same_v<T, BFloat16>,
+                               float, double>;
+  const T* in = x.data<T>();
+  std::vector<C> cur(static_cast<size_t>(x.numel()));
+  for (size_t i = 0; i < cur.size(); ++i) cur[i] = static_cast<C>(static_cast<compute_t<T>>(in[i]));
+  Shape shape = x.shape();
+  std::vector<C> next;
+  for (int64_t a = x.rank() - 1; a >= 0; --a) {
+    const size_t au = static_cast<size_t>(a);
+    if (maps[au].identity) continue;
+    Shape s2 = shape;
+    s2[au] = y.dim(a);
+    const int64_t n = shape_numel(s2);
+    if (n < 0 || n > ctx.max_elements())
+      return resource_exhausted("Resize: intermediate shape ", shape_to_string(s2),
+                                " exceeds the element limit");
+    interpolate_axis<C>(cur, next, shape, au, maps[au], y.dim(a), static_cast<C>(extrapolation));
+    cur.swap(next);
+  }
+  T* out = y.data<T>();
+  for (size_t i = 0; i < cur.size(); ++i) {
+    if constexpr (std::is_integral_v<T>) {
+      double v = std::nearbyint(static_cast<double>(cur[i]));
+      v = std::clamp(v, static_cast<double>(std::numeric_limits<T>::lowest()),
+                     static_cast<double>(std::numeric_limits<T>::max()));
+      out[i] = std::isnan(v) ? T(0) : static_cast<T>(v);
+    } else {
+      out[i] = cast_to<T>(cur[i]);
+    }
+  }
+  return Status::Ok();
+}
+
+Status run_resize(KernelContext& ctx, ResizeParams& p, const char* op) {
+  const Tensor& x = ctx.input(0);
+  const size_t rank = static_cast<size_t>(x.rank());
+  for (size_t a = 0; a < rank; ++a)
+    if (x.dim(static_cast<int64_t>(a)) == 0 && p.out_shape[a] != 0)
+      return invalid_argument(op, ": cannot resize an empty axis ", a, " to length ",
+                              p.out_shape[a]);
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), p.out_shape));
+  if (y.numel() == 0) return Status::Ok();
+  std::vector<AxisMap> maps;
+  for (size_t a = 0; a < rank; ++a)
+    maps.push_back(build_axis_map(p, a, x.dim(static_cast<int64_t>(a))));
+  if (p.mode == Mode::kNearest) {
+    if (x.dtype() == DType::kString) {
+      nearest_gather<std::string>(x, y, maps, std::string());
+      return Status::Ok();
+    }
+    return dispatch<NumericBoolTypes>(x.dtype(), op, [&]<class T>() {
+      nearest_gather<T>(x, y, maps, cast_to<T>(p.extrapolation));
+      return Status::Ok();
+    });
+  }
+  return dispatch<NumericTypes>(x.dtype(), op, [&]<class T>() {
+    return interpolate<T>(ctx, x, y, maps, p.extrapolation);
+  });
+}
+
+Status parse_mode(const std::string& s, bool upsample, Mode* m) {
+  if (s == "nearest") *m = Mode::kNearest;
+  else if (s == "linear" || (upsample && s == "bilinear")) *m = Mode::kLinear;
+  else if (s == "cubic" && !upsample) *m = Mode::kCubic;
+  else return invalid_argument("unsupported mode '", s, "'");
+  return Status::Ok();
+}
+
+// Reads a 1-D float scales tensor with one positive value per axis.
+Status read_scales(const Tensor& t, size_t rank, std::vector<double>* out) {
+  if (!dtype_is_float(t.dtype())) return invalid_argument("scales must be a float tensor");
+  if (t.rank() != 1 || static_cast<size_t>(t.numel()) != rank)
+    return invalid_argument("scales must have one value per input axis (", rank, "), got shape ",
+                            shape_to_string(t.shape()));
+  out->resize(rank);
+  for (size_t a = 0; a < rank; ++a) {
+    const double s = t.get_as_double(static_cast<int64_t>(a));
+    if (!(s > 0) || !std::isfinite(s))
+      return invalid_argument("scales[", a, "] = ", s, " must be positive and finite");
+    (*out)[a] = s;
+  }
+  return Status::Ok();
+}
+
+// Output shape from scales: floor(in * scale).
+Status shape_from_scales(const Tensor& x, ResizeParams& p) {
+  const size_t rank = p.scales.size();
+  p.out_shape.resize(rank);
+  p.len_resized.resize(rank);
+  for (size_t a = 0; a < rank; ++a) {
+    const double len = static_cast<double>(x.dim(static_cast<int64_t>(a))) * p.scales[a];
+    if (len >= 9.0e18) return invalid_argument("scales[", a, "] gives an output that is too large");
+    p.len_resized[a] = len;
+    p.out_shape[a] = static_cast<int64_t>(std::floor(len));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status resize(KernelContext& ctx) {
+  OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 0, 64));
+  const Tensor& x = ctx.input(0);
+  const size_t rank = static_cast<size_t>(x.rank());
+  const int opset = ctx.opset();
+  ResizeParams p;
+  OSPREY_RETURN_IF_ERROR(parse_mode(ctx.attr_string("mode", "nearest"), false, &p.mode));
+  if (opset < 11) {
+    if (p.mode == Mode::kCubic) return invalid_argument("mode 'cubic' needs opset 11");
+    if (!ctx.has_input(1)) return invalid_argument("input 1 (scales) is required");
+    OSPREY_RETURN_IF_ERROR(read_scales(ctx.input(1), rank, &p.scales));
+    OSPREY_RETURN_IF_ERROR(shape_from_scales(x, p));
+    return run_resize(ctx, p, "Resize");
+  }
+
+  const std::string ctm = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
+  if (ctm == "half_pixel") p.ctm = Ctm::kHalfPixel;
+  else if (ctm == "pytorch_half_pixel") p.ctm = Ctm::kPytorchHalfPixel;
+  else if (ctm == "align_corners") p.ctm = Ctm::kAlignCorners;
+  else if (ctm == "asymmetric") p.ctm = Ctm::kAsymmetric;
+  else if (ctm == "tf_half_pixel_for_nn" && opset < 13) p.ctm = Ctm::kTfHalfPixelForNn;
+  else if (ctm == "tf_crop_and_resize") p.ctm = Ctm::kTfCropAndResize;
+  else return invalid_argument("unsupported coordinate_transformation_mode '", ctm, "'");
+  const std::string nm = ctx.attr_string("nearest_mode", "round_prefer_floor");
+  if (nm == "round_prefer_floor") p.nearest = NearestMode::kRoundPreferFloor;
+  else if (nm == "round_prefer_ceil") p.nearest = NearestMode::kRoundPreferCeil;
+  else if (nm == "floor") p.nearest = NearestMode::kFloor;
+  else if (nm == "ceil") p.nearest = NearestMode::kCeil;
+  else return invalid_argument("unsupported nearest_mode '", nm, "'");
+  p.cubic_a = ctx.attr_float("cubic_coeff_a", -0.75f);
+  const int64_t excl = ctx.attr_int("exclude_outside", 0);
+  if (excl != 0 && excl != 1) return invalid_argument("exclude_outside must be 0 or 1");
+  p.exclude_outside = excl == 1;
+  p.extrapolation = ctx.attr_float("extrapolation_value", 0.0f);
+
+  // Inputs: X, roi, scales, sizes. An empty tensor counts as absent.
+  auto present = [&](int i) { return ctx.has_input(i) && ctx.input(i).numel() > 0; };
+  const bool has_scales = present(2), has_sizes = present(3);
+  if (has_scales == has_sizes)
+    return invalid_argument("exactly one of scales and sizes must be given (non-empty)");
+  if (has_scales) {
+    OSPREY_RETURN_IF_ERROR(read_scales(ctx.input(2), rank, &p.scales));
+    OSPREY_RETURN_IF_ERROR(shape_from_scales(x, p));
+  } else {
+    const Tensor& s = ctx.input(3);
+    if (s.dtype() != DType::kInt64) return invalid_argument("sizes must be int64");
+    if (s.rank() != 1 || static_cast<size_t>(s.numel()) != rank)
+      return invalid_argument("sizes must have one value per input axis (", rank,
+                              "), got shape ", shape_to_string(s.shape()));
+    p.out_shape = s.to_int64_vector();
+    p.scales.resize(rank);
+    p.len_resized.resize(rank);
+    for (size_t a = 0; a < rank; ++a) {
+      const int64_t in = x.dim(static_cast<int64_t>(a));
+      if (p.out_shape[a] < 0) return invalid_argument("sizes[", a, "] is negative");
+      p.len_resized[a] = static_cast<double>(p.out_shape[a]);
+      p.scales[a] = in == 0 ? 1.0 : static_cast<double>(p.out_shape[a]) / static_cast<double>(in);
+      if (p.scales[a] == 0) p.scales[a] = 1.0;  // empty output: scale is never used
+    }
+  }
+  if (p.ctm == Ctm::kTfCropAndResize) {
+    p.roi.assign(2 * rank, 0.0);
+    for (size_t a = 0; a < rank; ++a) p.roi[rank + a] = 1.0;
+    if (ctx.has_input(1) && ctx.input(1).numel() > 0) {
+      const Tensor& r = ctx.input(1);
+      if (!dtype_is_float(r.dtype())) return invalid_argument("roi must be a float tensor");
+      if (r.rank() != 1 || static_cast<size_t>(r.numel()) != 2 * rank)
+        return invalid_argument("roi must have 2 * rank (", 2 * rank, ") values, got shape ",
+                                shape_to_string(r.shape()));
+      for (size_t i = 0; i < 2 * rank; ++i) {
+        p.roi[i] = r.get_as_double(static_cast<int64_t>(i));
+        if (!std::isfinite(p.roi[i])) return invalid_argument("roi[", i, "] is not finite");
+      }
+    }
+  }
+  return run_resize(ctx, p, "Resize");
+}
+
+Status upsample(KernelContext& ctx) {
+  OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 0, 64));
+  const Tensor& x = ctx.input(0);
+  const size_t rank = static_cast<size_t>(x.rank());
+  ResizeParams p;
+  OSPREY_RETURN_IF_ERROR(parse_mode(ctx.attr_string("mode", "nearest"), true, &p.mode));
+  if (ctx.opset() >= 9) {
+    if (!ctx.has_input(1)) return invalid_argument("input 1 (scales) is required");
+    OSPREY_RETURN_IF_ERROR(read_scales(ctx.input(1), rank, &p.scales));
+  } else {
+    if (!ctx.has_attr("scales")) return invalid_argument("attribute 'scales' is required");
+    OSPREY_RETURN_IF_ERROR(
+        read_scales(Tensor::from_vector(ctx.attr_floats("scales")), rank, &p.scales));
+  }
+  OSPREY_RETURN_IF_ERROR(shape_from_scales(x, p));
+  return run_resize(ctx, p, "Upsample");
+}
+
+}  // namespace osprey::ref
