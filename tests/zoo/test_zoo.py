@@ -1,0 +1,131 @@
+"""Zoo agreement: Osprey's CLI against onnxruntime on every zoo model.
+
+For each model and sample case (tools/zoo/sample_inputs.py) the inputs are saved
+as .npy, run through
+
+    $OSPREY_BIN run MODEL --input NAME=FILE.npy ... --output-dir DIR
+
+(which writes DIR/<output name>.npy), and compared with onnxruntime
+(CPUExecutionProvider, 1 thread) on the same inputs: float outputs must agree to
+max|err| <= 1e-4 * max(1, max|ref|) with cosine similarity >= 0.99999, integer
+outputs exactly. EfficientNet-Lite0 also has to rank real photographs' top-5
+ImageNet classes exactly as onnxruntime does.
+
+    .venv/bin/python -m pytest tests/zoo -m zoo
+"""
+
+import subprocess
+
+import numpy as np
+import pytest
+
+import sample_inputs
+
+pytestmark = pytest.mark.zoo
+
+RTOL_OF_MAX = 1e-4
+MIN_COSINE = 0.99999
+TIMEOUT_S = 900
+
+CASES = [(model, case) for model, per_model in sample_inputs.CASES.items() for case in per_model]
+
+
+def run_osprey(osprey_bin, model_path, feeds, workdir):
+    """Runs the CLI on `feeds`; returns {output name: array} for the files it wrote."""
+    in_dir, out_dir = workdir / "inputs", workdir / "outputs"
+    in_dir.mkdir()
+    out_dir.mkdir()
+    cmd = [str(osprey_bin), "run", str(model_path)]
+    for i, (name, value) in enumerate(feeds.items()):
+        path = in_dir / f"{i}.npy"
+        np.save(path, value)
+        cmd += ["--input", f"{name}={path}"]
+    cmd += ["--output-dir", str(out_dir)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+    if proc.returncode != 0:
+        pytest.fail(f"osprey exited {proc.returncode}\n$ {' '.join(cmd)}\n"
+                    f"stdout:\n{proc.stdout[-2000:]}\nstderr:\n{proc.stderr[-4000:]}", pytrace=False)
+    return {p.name[: -len(".npy")]: np.load(p) for p in out_dir.glob("*.npy")}
+
+
+def cosine(a, b):
+    a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    if na == 0.0 or nb == 0.0:
+        return 1.0 if na == nb else 0.0
+    return float(a @ b / (na * nb))
+
+
+def check_output(name, got, ref):
+    """Asserts one output agrees with the reference; returns a one-line summary."""
+    assert got.shape == ref.shape, f"{name}: shape {got.shape}, onnxruntime {ref.shape}"
+    assert got.dtype == ref.dtype, f"{name}: dtype {got.dtype}, onnxruntime {ref.dtype}"
+    if not np.issubdtype(ref.dtype, np.floating):
+        mismatches = int(np.count_nonzero(got != ref))
+        assert mismatches == 0, f"{name}: {mismatches} of {ref.size} integer values differ"
+        return f"{name}: equal"
+    assert np.all(np.isfinite(got)), f"{name}: non-finite values"
+    if ref.size == 0:
+        return f"{name}: empty"
+    err = float(np.max(np.abs(got.astype(np.float64) - ref)))
+    scale = max(1.0, float(np.max(np.abs(ref))))
+    cos = cosine(got, ref)
+    summary = f"{name}: max|err| {err:.3g} (limit {RTOL_OF_MAX * scale:.3g}), cosine {cos:.7f}"
+    assert err <= RTOL_OF_MAX * scale and cos >= MIN_COSINE, summary
+    return summary
+
+
+def compare_with_ort(zoo_dir, osprey_bin, ort_sessions, tmp_path, model, feeds):
+    path = zoo_dir / f"{model}.onnx"
+    sess = ort_sessions(path)
+    refs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    got = run_osprey(osprey_bin, path, feeds, tmp_path)
+    missing = sorted(set(refs) - set(got))
+    assert not missing, f"osprey wrote no file for outputs {missing} (wrote {sorted(got)})"
+    for name, ref in refs.items():
+        print(check_output(name, got[name], ref))
+    return got, refs
+
+
+@pytest.mark.parametrize("model,case", CASES, ids=[f"{m}-{c}" for m, c in CASES])
+def test_matches_onnxruntime(zoo_dir, osprey_bin, ort_sessions, tmp_path, model, case):
+    feeds = sample_inputs.CASES[model][case]()
+    compare_with_ort(zoo_dir, osprey_bin, ort_sessions, tmp_path, model, feeds)
+
+
+def test_efficientnet_top5_on_photos(zoo_dir, osprey_bin, ort_sessions, tmp_path):
+    names, images = sample_inputs.photo_batch()
+    got, refs = compare_with_ort(zoo_dir, osprey_bin, ort_sessions, tmp_path,
+                                 "efficientnet_lite0", {"input": images})
+    ours, ref = got["logits"], refs["logits"]
+    for i, photo in enumerate(names):
+        ref_top = list(np.argsort(-ref[i], kind="stable")[:5])
+        our_top = list(np.argsort(-ours[i], kind="stable")[:5])
+        assert our_top == ref_top, (f"{photo}: top-5 {our_top}, onnxruntime {ref_top} "
+                                    f"(logits {np.round(ref[i][ref_top], 4).tolist()})")
+
+
+def test_reference_classifies_photos(zoo_dir, ort_sessions):
+    """Guards the zoo itself: the real EfficientNet-Lite0 weights and preprocessing
+    recognise the cat and the coffee cup (no Osprey involved)."""
+    names, images = sample_inputs.photo_batch(("chelsea", "coffee"))
+    (logits,) = ort_sessions(zoo_dir / "efficientnet_lite0.onnx").run(None, {"input": images})
+    cats, coffee = set(range(281, 286)), {504, 967, 968}  # tabby..Egyptian cat; mug, espresso, cup
+    assert int(np.argmax(logits[0])) in cats, names[0]
+    assert int(np.argmax(logits[1])) in coffee, names[1]
+
+
+def test_reference_reads_printed_text(zoo_dir, ort_sessions):
+    """Guards the zoo itself: the PP-OCRv4 recogniser reads the rendered lines
+    (greedy CTC over the character list stored in the model; no Osprey involved)."""
+    import onnx
+
+    path = zoo_dir / "ppocr_rec.onnx"
+    meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
+    chars = ["<blank>"] + meta["character"].splitlines() + [" "]
+    feeds = sample_inputs.rec_batch(sample_inputs.REC_LINES, 320)
+    (probs,) = ort_sessions(path).run(None, feeds)
+    for expected, row in zip(sample_inputs.REC_LINES, probs.argmax(-1)):
+        keep = (row != 0) & np.concatenate([[True], row[1:] != row[:-1]])
+        text = "".join(chars[i] for i in row[keep])
+        assert text.replace(" ", "") == expected.replace(" ", ""), text
