@@ -270,9 +270,6 @@ def main(argv=None):
             print(f"{name:20s} {spec.file:24s} {spec.weights}")
         return 0
 
-    import torch
-
-    torch.set_num_threads(min(4, os.cpu_count() or 1))
     args.out.mkdir(parents=True, exist_ok=True)
     manifest_path = args.out / "manifest.json"
     manifest = {}
@@ -290,6 +287,7 @@ def main(argv=None):
             print(f"[zoo] {name}: present, skipped ({path})")
             continue
         t0 = time.monotonic()
+        _limit_torch_threads()
         tmp = path.with_name(path.name + ".tmp")
         print(f"[zoo] {name}: building ...", flush=True)
         spec.build(tmp)
@@ -303,6 +301,12 @@ def main(argv=None):
     _write_manifest(manifest_path, manifest)
     print(f"[zoo] done in {time.monotonic() - t_all:.1f} s; manifest: {manifest_path}")
     return 0
+
+
+def _limit_torch_threads():
+    import torch
+
+    torch.set_num_threads(min(4, os.cpu_count() or 1))
 
 
 def _write_manifest(path, manifest):
