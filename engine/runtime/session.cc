@@ -47,6 +47,7 @@ TensorInfo info_of(const ir::Value& v) {
   i.shape = v.type.shape;
   i.has_shape = v.type.has_shape;
   i.is_sequence = v.type.kind == ir::ValueType::Kind::kSequence;
+  i.is_optional = v.type.kind == ir::ValueType::Kind::kOptional;
   return i;
 }
 }  // namespace

@@ -26,6 +26,7 @@ struct TensorInfo {
   std::vector<Dim> shape;
   bool has_shape = false;  // false when the model declares no shape at all
   bool is_sequence = false;
+  bool is_optional = false;
   std::string to_string() const;  // "input: float32[batch,3,224,224]"
 };
 
