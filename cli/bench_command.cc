@@ -1,0 +1,176 @@
+// `osprey bench MODEL`: in-process latency/throughput benchmark of one Session.
+//
+// Protocol: load (timed), build inputs once (seeded random or files), --warmup untimed runs,
+// then --iterations timed runs (or, with --duration-s, timed runs until that many seconds have
+// passed). Each run is timed on its own with steady_clock; percentiles follow stats.h.
+// Throughput = batch * timed runs / wall time of the timed phase. Peak RSS is VmHWM from
+// /proc/self/status, in MiB (reported as peak_rss_mb).
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "commands.h"
+#include "common.h"
+#include "format.h"
+#include "stats.h"
+
+namespace osprey::cli {
+namespace {
+
+struct BenchArgs {
+  std::string model;
+  InputArgs in;
+  int threads = 0;
+  int64_t batch = 1;
+  int warmup = 10;
+  int iterations = 50;
+  double duration_s = 0;
+  bool json = false;
+};
+
+// Peak resident set size in MiB, or -1 if /proc/self/status is unavailable.
+double peak_rss_mib() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      std::istringstream is(line.substr(6));
+      double kb = -1;
+      is >> kb;
+      return kb < 0 ? -1 : kb / 1024.0;
+    }
+  }
+  return -1;
+}
+
+struct BenchResult {
+  LatencySummary latency;
+  double total_s = 0;
+  double throughput = 0;
+};
+
+Status bench(const BenchArgs& args, CLI::App* cmd) {
+  OSPREY_ASSIGN_OR_RETURN(InputSpec spec, make_input_spec(args.in));
+  spec.batch = args.batch;
+  SessionOptions options;
+  options.threads = args.threads;
+  OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(args.model, options));
+  const Session& session = *m.session;
+  spec.generator.max_elements = session.options().max_tensor_elements;
+  OSPREY_ASSIGN_OR_RETURN(std::vector<PreparedInput> prepared, prepare_inputs(session.inputs(), spec));
+  bool applied = false;
+  for (const auto& p : prepared) applied |= p.batch_applied;
+  if (cmd->count("--batch") > 0 && args.batch != 1 && !applied) {
+    std::string decl;
+    for (const auto& i : session.inputs()) decl += (decl.empty() ? "" : ", ") + i.name + ": " + format_info(i);
+    return invalid_argument("--batch ", args.batch, ": no generated input has a symbolic first dimension (",
+                            decl.empty() ? "no inputs" : decl, ")");
+  }
+  std::vector<NamedTensor> feeds;
+  for (const auto& p : prepared) feeds.emplace_back(p.name, p.tensor);
+
+  for (int i = 0; i < args.warmup; ++i) {
+    auto r = session.run(feeds);
+    if (!r.ok()) return r.status().with_context("run failed (warmup run " + std::to_string(i + 1) + ")");
+  }
+  std::vector<double> samples;
+  const auto phase_start = std::chrono::steady_clock::now();
+  const bool timed = args.duration_s > 0;
+  while (true) {
+    if (timed ? (!samples.empty() && ms_since(phase_start) >= args.duration_s * 1000.0)
+              : static_cast<int>(samples.size()) >= args.iterations)
+      break;
+    const auto start = std::chrono::steady_clock::now();
+    auto r = session.run(feeds);
+    samples.push_back(ms_since(start));
+    if (!r.ok()) return r.status().with_context("run failed (timed run " + std::to_string(samples.size()) + ")");
+  }
+  BenchResult res;
+  res.total_s = ms_since(phase_start) / 1000.0;
+  res.latency = summarize(samples);
+  res.throughput = res.total_s > 0 ? static_cast<double>(args.batch) * static_cast<double>(samples.size()) / res.total_s : 0;
+  const double rss = peak_rss_mib();
+  const int threads = session.options().threads > 0 ? session.options().threads : args.threads;
+  const LatencySummary& l = res.latency;
+
+  if (args.json) {
+    std::string j = "{";
+    auto key = [&](const char* k, const std::string& v) { j += std::string(j.size() > 1 ? ", " : "") + json_string(k) + ": " + v; };
+    key("model", json_string(args.model));
+    key("version", json_string(OSPREY_VERSION));
+    key("threads", std::to_string(threads));
+    key("batch", std::to_string(args.batch));
+    key("warmup", std::to_string(args.warmup));
+    key("iterations", std::to_string(l.count));
+    key("duration_s", json_number(args.duration_s));
+    key("total_s", json_number(res.total_s));
+    key("seed", std::to_string(spec.seed));
+    key("load_ms", json_number(m.load_ms));
+    key("p50_ms", json_number(l.p50));
+    key("p90_ms", json_number(l.p90));
+    key("p95_ms", json_number(l.p95));
+    key("p99_ms", json_number(l.p99));
+    key("min_ms", json_number(l.min));
+    key("max_ms", json_number(l.max));
+    key("mean_ms", json_number(l.mean));
+    key("stdev_ms", json_number(l.stdev));
+    key("throughput_per_s", json_number(res.throughput));
+    key("peak_rss_mb", rss < 0 ? "null" : json_number(rss));
+    std::string ins = "[";
+    for (const auto& p : prepared) {
+      ins += std::string(ins.size() > 1 ? ", " : "") + "{\"name\": " + json_string(p.name) +
+             ", \"dtype\": " + json_string(dtype_name(p.tensor.dtype())) + ", \"shape\": [";
+      for (size_t k = 0; k < p.tensor.shape().size(); ++k)
+        ins += (k ? ", " : "") + std::to_string(p.tensor.shape()[k]);
+      ins += "], \"source\": " + json_string(p.source) + "}";
+    }
+    key("inputs", ins + "]");
+    std::printf("%s}\n", j.c_str());
+    return Status::Ok();
+  }
+  std::printf("model:      %s\n", args.model.c_str());
+  for (const auto& p : prepared)
+    std::printf("input:      %s %s (%s)\n", p.name.c_str(), format_type(p.tensor.dtype(), p.tensor.shape()).c_str(),
+                p.source.c_str());
+  std::printf("threads:    %s   batch: %lld\n", threads > 0 ? std::to_string(threads).c_str() : "engine default",
+              static_cast<long long>(args.batch));
+  std::printf("load:       %.2f ms\n", m.load_ms);
+  std::printf("runs:       %d warmup + %zu timed in %.3f s\n", args.warmup, l.count, res.total_s);
+  std::printf("latency:    p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f  min %.3f  max %.3f ms\n", l.p50, l.p90, l.p95,
+              l.p99, l.min, l.max);
+  std::printf("            mean %.3f ms, stdev %.3f ms\n", l.mean, l.stdev);
+  std::printf("throughput: %.1f inferences/s\n", res.throughput);
+  if (rss >= 0) std::printf("peak RSS:   %.1f MiB\n", rss);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Action add_bench_command(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app.add_subcommand("bench", "Measure a model's latency and throughput in this process");
+  cmd->add_option("model", args->model, "ONNX model file")->required();
+  add_input_options(cmd, &args->in);
+  cmd->add_option("-t,--threads", args->threads, "Worker threads (0 = engine default)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("-b,--batch", args->batch,
+                  "First dim of generated inputs whose first dim is symbolic; counts toward throughput")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("-w,--warmup", args->warmup, "Untimed runs before measuring")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("-n,--iterations", args->iterations, "Timed runs")
+      ->check(CLI::Range(1, 100000000))
+      ->capture_default_str();
+  cmd->add_option("-d,--duration-s", args->duration_s,
+                  "Measure for this many seconds instead of a fixed number of runs (overrides --iterations)")
+      ->check(CLI::Range(0.001, 86400.0));
+  cmd->add_flag("--json", args->json, "Print exactly one JSON object instead of text");
+  return [args, cmd] { return bench(*args, cmd); };
+}
+
+}  // namespace osprey::cli

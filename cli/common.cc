@@ -1,0 +1,54 @@
+#include "common.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include "args.h"
+
+namespace osprey::cli {
+
+void add_input_options(CLI::App* cmd, InputArgs* args) {
+  cmd->add_option("-i,--input", args->inputs,
+                  "Feed input NAME from a .npy file (repeatable); inputs not given get seeded random data")
+      ->type_name("NAME=FILE.npy")
+      ->allow_extra_args(false);
+  cmd->add_option("-s,--shape", args->shapes,
+                  "Shape of a generated input, e.g. images=1x3x224x224 (repeatable); non-fixed dims "
+                  "without one default to 1")
+      ->type_name("NAME=DIMS")
+      ->allow_extra_args(false);
+  cmd->add_option("--seed", args->seed, "Seed for generated inputs")->capture_default_str();
+  cmd->add_option("--random", args->distribution, "Distribution of generated float inputs: uniform in [-1,1) or normal N(0,1); integers are uniform in [0,100), bools fair coins")
+      ->check(CLI::IsMember({"uniform", "normal"}))
+      ->capture_default_str();
+}
+
+Result<InputSpec> make_input_spec(const InputArgs& args) {
+  InputSpec spec;
+  OSPREY_ASSIGN_OR_RETURN(spec.files, parse_input_options(args.inputs));
+  OSPREY_ASSIGN_OR_RETURN(spec.shapes, parse_shape_options(args.shapes));
+  spec.seed = args.seed;
+  if (!parse_distribution(args.distribution, &spec.generator.distribution))
+    return invalid_argument("--random must be 'uniform' or 'normal', not '", args.distribution, "'");
+  return spec;
+}
+
+double ms_since(const std::chrono::steady_clock::time_point& start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+Result<LoadedModel> load_model(const std::string& path, const SessionOptions& options) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) return not_found(path, ": no such file");
+  if (std::filesystem::is_directory(st)) return invalid_argument(path, ": is a directory, not an ONNX model file");
+  LoadedModel m;
+  const auto start = std::chrono::steady_clock::now();
+  auto session = Session::load(path, options);
+  m.load_ms = ms_since(start);
+  if (!session.ok()) return session.status().with_context("cannot load " + path);
+  m.session = std::move(session).value();
+  return m;
+}
+
+}  // namespace osprey::cli

@@ -1,0 +1,39 @@
+// Pieces shared by the subcommands: model loading and the input options (--input, --shape,
+// --seed, --random) that run and bench both take.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "inputs.h"
+#include "osprey/session.h"
+
+namespace osprey::cli {
+
+struct InputArgs {
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::vector<std::string> shapes;  // NAME=DIMS
+  uint64_t seed = 0;
+  std::string distribution = "uniform";
+};
+
+// Adds --input, --shape, --seed and --random to `cmd`, bound to `args`.
+void add_input_options(CLI::App* cmd, InputArgs* args);
+// Parses the values bound by add_input_options.
+Result<InputSpec> make_input_spec(const InputArgs& args);
+
+struct LoadedModel {
+  std::unique_ptr<Session> session;
+  double load_ms = 0;
+};
+// Loads a model, refusing missing paths and directories with a clear message.
+Result<LoadedModel> load_model(const std::string& path, const SessionOptions& options);
+
+// Milliseconds elapsed since `start` (std::chrono::steady_clock).
+double ms_since(const std::chrono::steady_clock::time_point& start);
+
+}  // namespace osprey::cli

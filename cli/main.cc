@@ -1,0 +1,73 @@
+// The `osprey` command-line tool: subcommand dispatch and the one error-reporting path.
+// Every failure prints exactly one line, "osprey: error: ...", on stderr and exits non-zero
+// (2 for command-line usage errors, 1 for everything else).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commands.h"
+
+namespace {
+
+void report_error(std::string message) {
+  for (char& c : message)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!message.empty() && message.back() == ' ') message.pop_back();
+  std::fprintf(stderr, "osprey: error: %s\n", message.c_str());
+}
+
+std::string status_message(const osprey::Status& s) {
+  if (s.code() == osprey::StatusCode::kInternal) return "internal error: " + s.message();
+  return s.message();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Osprey: run, inspect and benchmark ONNX models", "osprey"};
+  app.set_version_flag("--version", std::string("osprey ") + OSPREY_VERSION);
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, osprey::cli::Action>> commands;
+  auto add = [&](const char* name, osprey::cli::Action action) {
+    commands.emplace_back(app.get_subcommand(name), std::move(action));
+  };
+  add("run", osprey::cli::add_run_command(app));
+  add("inspect", osprey::cli::add_inspect_command(app));
+  add("bench", osprey::cli::add_bench_command(app));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string hint = " (see 'osprey --help')";
+    for (const auto& [cmd, action] : commands)
+      if (cmd->parsed()) hint = " (see 'osprey " + cmd->get_name() + " --help')";
+    report_error(e.what() + hint);
+    return 2;
+  }
+  try {
+    for (const auto& [cmd, action] : commands) {
+      if (!cmd->parsed()) continue;
+      const osprey::Status s = action();
+      if (s.ok()) return 0;
+      report_error(status_message(s));
+      return 1;
+    }
+  } catch (const std::bad_alloc&) {
+    report_error("out of memory");
+    return 1;
+  } catch (const std::exception& e) {
+    report_error(std::string("internal error: ") + e.what());
+    return 1;
+  }
+  report_error("no subcommand chosen (see 'osprey --help')");
+  return 2;
+}
