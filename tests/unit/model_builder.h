@@ -1,0 +1,69 @@
+// Builds small ONNX models in memory for tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "osprey_onnx/onnx.pb.h"
+
+namespace osprey::testing {
+
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(int opset = 17) {
+    model_.set_ir_version(8);
+    model_.set_producer_name("osprey-tests");
+    auto* o = model_.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+    model_.mutable_graph()->set_name("g");
+  }
+  // dims: >= 0 fixed, -1 symbolic named by `sym`.
+  ModelBuilder& input(const std::string& name, int elem, std::vector<int64_t> dims,
+                      const std::string& sym = "N") {
+    set_type(model_.mutable_graph()->add_input(), name, elem, dims, sym);
+    return *this;
+  }
+  ModelBuilder& output(const std::string& name, int elem = onnx::TensorProto::FLOAT) {
+    auto* v = model_.mutable_graph()->add_output();
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+    return *this;
+  }
+  onnx::NodeProto& node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs,
+                        const std::string& name = "") {
+    auto* n = model_.mutable_graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name.empty() ? op + "_" + outs[0] : name);
+    for (auto& i : ins) n->add_input(i);
+    for (auto& o : outs) n->add_output(o);
+    return *n;
+  }
+  onnx::TensorProto& initializer(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (auto d : dims) t->add_dims(d);
+    for (auto v : values) t->add_float_data(v);
+    return *t;
+  }
+  std::string bytes() const { return model_.SerializeAsString(); }
+  onnx::ModelProto& proto() { return model_; }
+
+ private:
+  static void set_type(onnx::ValueInfoProto* v, const std::string& name, int elem,
+                       const std::vector<int64_t>& dims, const std::string& sym) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem);
+    auto* shape = tt->mutable_shape();
+    for (auto d : dims) {
+      auto* dim = shape->add_dim();
+      if (d >= 0) dim->set_dim_value(d);
+      else dim->set_dim_param(sym);
+    }
+  }
+  onnx::ModelProto model_;
+};
+
+}  // namespace osprey::testing

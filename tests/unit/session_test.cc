@@ -1,0 +1,259 @@
+// Session: loading, input validation, limits and concurrent runs.
+#include "osprey/session.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "model_builder.h"
+
+namespace osprey {
+namespace {
+
+using testing::ModelBuilder;
+constexpr int kF = onnx::TensorProto::FLOAT;
+
+// y = Relu(x @ W + b), x: float[N,4]
+std::string mlp_model() {
+  ModelBuilder m;
+  m.input("x", kF, {-1, 4}).output("y");
+  std::vector<float> w(12);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * static_cast<float>(i) - 0.5f;
+  m.initializer("W", {4, 3}, w);
+  m.initializer("b", {3}, {0.1f, -0.2f, 0.3f});
+  m.node("MatMul", {"x", "W"}, {"xw"});
+  m.node("Add", {"xw", "b"}, {"z"});
+  m.node("Relu", {"z"}, {"y"});
+  return m.bytes();
+}
+
+Tensor filled(Shape shape, float start) {
+  Tensor t(DType::kFloat32, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = start + 0.25f * static_cast<float>(i % 7);
+  return t;
+}
+
+TEST(SessionTest, RunsAndReportsMetadata) {
+  auto s = Session::load_from_bytes(mlp_model());
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  ASSERT_EQ((*s)->inputs().size(), 1u);  // initializers are not inputs
+  EXPECT_EQ((*s)->inputs()[0].to_string(), "x: float32[N,4]");
+  EXPECT_EQ((*s)->stats().parameter_count, 15);
+  auto out = (*s)->run({{"x", filled({2, 4}, -1.0f)}});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  const Tensor& y = (*out)[0].second;
+  ASSERT_EQ(y.shape(), (Shape{2, 3}));
+  // Row 0 of x: -1, -0.75, -0.5, -0.25; column 0 of W: -0.5, -0.2, 0.1, 0.4; + 0.1
+  const float expect00 = -1.0f * -0.5f + -0.75f * -0.2f + -0.5f * 0.1f + -0.25f * 0.4f + 0.1f;
+  EXPECT_NEAR(y.data<float>()[0], std::max(expect00, 0.0f), 1e-6);
+  for (int64_t i = 0; i < y.numel(); ++i) EXPECT_GE(y.data<float>()[i], 0.0f);
+}
+
+TEST(SessionTest, RejectsTruncatedAndEmptyModels) {
+  const std::string good = mlp_model();
+  auto s = Session::load_from_bytes(good.substr(0, good.size() / 2));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("not a valid ONNX protobuf"), std::string::npos) << s.status().message();
+  EXPECT_FALSE(Session::load_from_bytes("").ok());
+  EXPECT_EQ(Session::load("/nonexistent/model.onnx").status().code(), StatusCode::kNotFound);
+}
+
+TEST(SessionTest, UnknownOpNamesOpOpsetAndNode) {
+  ModelBuilder m(13);
+  m.input("x", kF, {1}).output("y");
+  m.node("FrobnicateV2", {"x"}, {"y"}, "mystery_node");
+  auto s = Session::load_from_bytes(m.bytes());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kUnimplemented);
+  const std::string& msg = s.status().message();
+  EXPECT_NE(msg.find("FrobnicateV2"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("opset 13"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("mystery_node"), std::string::npos) << msg;
+}
+
+TEST(SessionTest, RejectsCyclesAndUndefinedValues) {
+  ModelBuilder cyc;
+  cyc.input("x", kF, {1}).output("b");
+  cyc.node("Add", {"x", "b"}, {"a"});
+  cyc.node("Relu", {"a"}, {"b"});
+  auto s = Session::load_from_bytes(cyc.bytes());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("cycle"), std::string::npos) << s.status().message();
+
+  ModelBuilder undef;
+  undef.input("x", kF, {1}).output("y");
+  undef.node("Add", {"x", "ghost"}, {"y"});
+  s = Session::load_from_bytes(undef.bytes());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("'ghost'"), std::string::npos) << s.status().message();
+}
+
+TEST(SessionTest, MissingExternalDataFileIsNotFound) {
+  ModelBuilder m;
+  m.input("x", kF, {2}).output("y");
+  auto& w = m.initializer("w", {2}, {});
+  w.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* kv = w.add_external_data();
+  kv->set_key("location");
+  kv->set_value("weights.bin");
+  m.node("Add", {"x", "w"}, {"y"});
+  SessionOptions opts;
+  opts.external_data_dir = ::testing::TempDir();
+  auto s = Session::load_from_bytes(m.bytes(), opts);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(s.status().message().find("weights.bin"), std::string::npos) << s.status().message();
+}
+
+TEST(SessionTest, ReadsExternalData) {
+  const std::string dir = ::testing::TempDir() + "/osprey_ext";
+  std::filesystem::create_directories(dir);
+  const float vals[2] = {1.5f, -2.0f};
+  {
+    FILE* f = std::fopen((dir + "/w.bin").c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(vals, sizeof(float), 2, f);
+    std::fclose(f);
+  }
+  ModelBuilder m;
+  m.input("x", kF, {2}).output("y");
+  auto& w = m.initializer("w", {2}, {});
+  w.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* kv = w.add_external_data();
+  kv->set_key("location");
+  kv->set_value("w.bin");
+  m.node("Add", {"x", "w"}, {"y"});
+  SessionOptions opts;
+  opts.external_data_dir = dir;
+  auto s = Session::load_from_bytes(m.bytes(), opts);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto out = (*s)->run({{"x", Tensor::from_vector<float>({1, 1})}});
+  ASSERT_TRUE(out.ok());
+  EXPECT_FLOAT_EQ((*out)[0].second.data<float>()[0], 2.5f);
+  EXPECT_FLOAT_EQ((*out)[0].second.data<float>()[1], -1.0f);
+
+  // A location outside the model directory is refused.
+  kv->set_value("../w.bin");
+  EXPECT_EQ(Session::load_from_bytes(m.bytes(), opts).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(SessionTest, ValidatesInputs) {
+  auto s = Session::load_from_bytes(mlp_model());
+  ASSERT_TRUE(s.ok());
+  const Session& sess = **s;
+  auto r = sess.run({{"nope", filled({1, 4}, 0)}});
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("inputs are: x"), std::string::npos) << r.status().message();
+
+  r = sess.run({});
+  EXPECT_NE(r.status().message().find("missing input 'x'"), std::string::npos) << r.status().message();
+
+  r = sess.run({{"x", Tensor(DType::kInt64, {1, 4})}});
+  EXPECT_NE(r.status().message().find("has type int64, expected float32"), std::string::npos) << r.status().message();
+
+  r = sess.run({{"x", filled({4}, 0)}});
+  EXPECT_NE(r.status().message().find("rank 1"), std::string::npos) << r.status().message();
+
+  r = sess.run({{"x", filled({1, 5}, 0)}});
+  EXPECT_NE(r.status().message().find("dim 1 must be 4"), std::string::npos) << r.status().message();
+}
+
+TEST(SessionTest, SymbolicDimsMustAgreeAcrossInputs) {
+  ModelBuilder m;
+  m.input("a", kF, {-1}, "n").input("b", kF, {-1}, "n").output("c");
+  m.node("Add", {"a", "b"}, {"c"});
+  auto s = Session::load_from_bytes(m.bytes());
+  ASSERT_TRUE(s.ok());
+  auto r = (*s)->run({{"a", filled({3}, 0)}, {"b", filled({4}, 0)}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'n'"), std::string::npos) << r.status().message();
+}
+
+TEST(SessionTest, ElementLimitRefusesHugeDeclaredShapesBeforeAllocating) {
+  ModelBuilder m;
+  m.input("x", kF, {1}).output("y");
+  auto& big = m.initializer("big", {1 << 20, 1 << 20}, {});  // 2^40 elements, no data
+  (void)big;
+  m.node("Add", {"x", "big"}, {"y"});
+  auto s = Session::load_from_bytes(m.bytes());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(s.status().message().find("above the limit"), std::string::npos) << s.status().message();
+}
+
+TEST(SessionTest, ElementLimitAppliesToComputedShapes) {
+  ModelBuilder m;
+  m.input("shape", onnx::TensorProto::INT64, {2}).output("y");
+  m.node("ConstantOfShape", {"shape"}, {"y"});
+  SessionOptions opts;
+  opts.max_tensor_elements = 1000;
+  auto s = Session::load_from_bytes(m.bytes(), opts);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto ok = (*s)->run({{"shape", Tensor::from_vector<int64_t>({10, 10})}});
+  EXPECT_TRUE(ok.ok()) << ok.status().to_string();
+  auto r = (*s)->run({{"shape", Tensor::from_vector<int64_t>({100000, 100000})}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(r.status().message().find("ConstantOfShape"), std::string::npos) << r.status().message();
+}
+
+TEST(SessionTest, InitializerBackedInputsCanBeOverridden) {
+  ModelBuilder m;
+  m.input("x", kF, {2}).input("bias", kF, {2}).output("y");
+  m.initializer("bias", {2}, {10.0f, 20.0f});
+  m.node("Add", {"x", "bias"}, {"y"});
+  auto s = Session::load_from_bytes(m.bytes());
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ((*s)->inputs().size(), 1u);
+  auto d = (*s)->run({{"x", Tensor::from_vector<float>({1, 2})}});
+  ASSERT_TRUE(d.ok());
+  EXPECT_FLOAT_EQ((*d)[0].second.data<float>()[1], 22.0f);
+  auto o = (*s)->run({{"x", Tensor::from_vector<float>({1, 2})}, {"bias", Tensor::from_vector<float>({0, 0})}});
+  ASSERT_TRUE(o.ok());
+  EXPECT_FLOAT_EQ((*o)[0].second.data<float>()[1], 2.0f);
+}
+
+TEST(SessionTest, RejectsUnsupportedOpset) {
+  ModelBuilder m(99);
+  m.input("x", kF, {1}).output("y");
+  m.node("Relu", {"x"}, {"y"});
+  auto s = Session::load_from_bytes(m.bytes());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("opset 99"), std::string::npos) << s.status().message();
+}
+
+TEST(SessionTest, ConcurrentRunsOnOneSessionAgree) {
+  auto s = Session::load_from_bytes(mlp_model());
+  ASSERT_TRUE(s.ok());
+  const Session& sess = **s;
+  std::vector<Tensor> expected;
+  for (int b = 1; b <= 4; ++b) {
+    auto r = sess.run({{"x", filled({b, 4}, -0.5f * b)}});
+    ASSERT_TRUE(r.ok());
+    expected.push_back((*r)[0].second);
+  }
+  std::atomic<int> mismatches{0}, failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        const int b = 1 + (t + i) % 4;
+        auto r = sess.run({{"x", filled({b, 4}, -0.5f * b)}});
+        if (!r.ok()) {
+          ++failures;
+          continue;
+        }
+        const Tensor& y = (*r)[0].second;
+        const Tensor& e = expected[static_cast<size_t>(b - 1)];
+        if (y.shape() != e.shape() || std::memcmp(y.raw_data(), e.raw_data(), e.nbytes()) != 0) ++mismatches;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+}  // namespace
+}  // namespace osprey
