@@ -178,6 +178,20 @@ TEST(Elementwise, CastStrings) {
             (std::vector<std::string>{"0.5", "100.0", "1e-05", "NaN", "-2.25"}));
 }
 
+TEST(Elementwise, CastHalfAndBoolToString) {
+  auto h = run("Cast", 13,
+               {Tensor::from_vector<Float16>({Float16(0.1f), Float16(65504.0f), Float16(-1e-5f)})},
+               {{"to", int_attr(8)}});
+  ASSERT_TRUE(h.ok()) << h.status().to_string();
+  EXPECT_EQ(values<std::string>(*h), (std::vector<std::string>{"0.1", "65500.0", "-1e-05"}));
+  auto b = run("Cast", 13, {vec<bool>({true, false})}, {{"to", int_attr(8)}});
+  ASSERT_TRUE(b.ok()) << b.status().to_string();
+  EXPECT_EQ(values<std::string>(*b), (std::vector<std::string>{"True", "False"}));
+  auto back = run("Cast", 13, {*b}, {{"to", int_attr(9)}});
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(values<bool>(*back), (std::vector<bool>{true, false}));
+}
+
 TEST(Elementwise, CastFloatToIntHasNoUndefinedBehaviour) {
   auto r = run("Cast", 13, {vec<float>({std::numeric_limits<float>::quiet_NaN(), 300.0f, -1.9f, 1e30f})},
                {{"to", int_attr(3)}});  // int8

@@ -98,54 +98,82 @@ Status from_string(const std::string& s, T* out) {
   return Status::Ok();
 }
 
-// Float -> shortest decimal that reads back to the same value, formatted like numpy's str():
-// positional for 1e-4 <= |v| < 1e16, scientific otherwise ("1e-05", "1.5e+16").
-// NaN and infinities are written "NaN", "INF", "-INF", the literals Cast reads back.
-template <class F>
-std::string float_to_string(F v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "INF" : "-INF";
-  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
-  if (ec != std::errc()) return "NaN";  // cannot happen: the buffer is large enough
-  std::string sci(buf, end);               // "-1.2345e-05"
+// Formats a number given in scientific notation ("-1.2345e-05") like numpy's str():
+// positional for 1e-4 <= |v| < 1e16 ("-0.000012345" is not: it stays "-1.2345e-05"),
+// scientific otherwise, with at least two exponent digits.
+std::string format_like_numpy(const std::string& sci) {
   const size_t epos = sci.find('e');
-  const int exp = std::stoi(sci.substr(epos + 1));
+  if (epos == std::string::npos) return sci;
+  int exp = 0;
+  std::from_chars(sci.data() + epos + (sci[epos + 1] == '+' ? 2 : 1), sci.data() + sci.size(), exp);
   const bool neg = sci[0] == '-';
   std::string digits;
   for (size_t i = neg ? 1 : 0; i < epos; ++i)
     if (sci[i] != '.') digits += sci[i];
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
   std::string r = neg ? "-" : "";
   if (exp < -4 || exp >= 16) {
     r += digits.substr(0, 1);
-    if (digits.size() > 1) r += "." + digits.substr(1);
+    if (digits.size() > 1) {
+      r += '.';
+      r.append(digits, 1);
+    }
     r += exp < 0 ? "e-" : "e+";
-    const std::string e = std::to_string(std::abs(exp));
-    r += (e.size() < 2 ? "0" : "") + e;
+    const std::string e = std::to_string(exp < 0 ? -exp : exp);
+    if (e.size() < 2) r += '0';
+    r += e;
   } else if (exp < 0) {
-    r += "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
+    r += "0.";
+    r.append(static_cast<size_t>(-exp - 1), '0');
+    r += digits;
   } else {
     const size_t int_len = static_cast<size_t>(exp) + 1;
     if (digits.size() <= int_len) {
-      r += digits + std::string(int_len - digits.size(), '0') + ".0";
+      r += digits;
+      r.append(int_len - digits.size(), '0');
+      r += ".0";
     } else {
-      r += digits.substr(0, int_len) + "." + digits.substr(int_len);
+      r.append(digits, 0, int_len);
+      r += '.';
+      r.append(digits, int_len);
     }
   }
   return r;
 }
 
+// Float -> the shortest decimal that reads back to the same value of type T (for the 16-bit
+// floats: the same half value), formatted as numpy does. NaN and infinities are written "NaN",
+// "INF", "-INF", the literals Cast reads back.
+template <class T>
+std::string float_to_string(T value) {
+  using F = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const F v = static_cast<F>(value);
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "INF" : "-INF";
+  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
+  char buf[64];
+  char* end = buf;
+  if constexpr (is_half_v<T>) {
+    for (int p = 0; p <= 9; ++p) {
+      end = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific, p).ptr;
+      float back = 0;
+      std::from_chars(buf, end, back);
+      if (T(back).bits == value.bits) break;
+    }
+  } else {
+    end = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific).ptr;
+  }
+  return format_like_numpy(std::string(buf, end));
+}
+
 template <class T>
 std::string to_string_elem(const T& v) {
   if constexpr (std::is_same_v<T, bool>) {
-    return v ? "1" : "0";
+    return v ? "True" : "False";
   } else if constexpr (std::is_integral_v<T>) {
     return std::to_string(v);
-  } else if constexpr (std::is_same_v<T, double>) {
-    return float_to_string(v);
   } else {
-    return float_to_string(static_cast<float>(v));
+    return float_to_string(v);
   }
 }
 

@@ -1,4 +1,4 @@
-// Helpers shared by the element-wise reference kernels (unary.cc, binary.cc, variadic.cc,
+// Helpers shared by the element-wise reference kernels (unary.cc, binary.cc,
 // cast.cc): conversions between element types without undefined behaviour, wrapping integer
 // arithmetic, and a row-wise broadcasting loop.
 #pragma once
