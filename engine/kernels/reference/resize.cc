@@ -165,6 +165,7 @@ void nearest_gather(const Tensor& x, Tensor& y, const std::vector<AxisMap>& maps
   const int64_t rows = inner == 0 ? 0 : y.numel() / inner;
   std::vector<int64_t> index(rank, 0);
   const auto& last = off[rank - 1];
+  int64_t prev_base = -1;  // base of the previous row, when it was inside
   for (int64_t row = 0; row < rows; ++row) {
     int64_t base = 0;
     bool outside = false;
@@ -176,11 +177,16 @@ void nearest_gather(const Tensor& x, Tensor& y, const std::vector<AxisMap>& maps
     T* dst = out + row * inner;
     if (outside) {
       std::fill(dst, dst + inner, extrap);
+      prev_base = -1;
+    } else if (base == prev_base) {
+      std::copy(dst - inner, dst, dst);  // same source row as the previous output row
     } else {
+      const T* src = in + base;
       for (int64_t j = 0; j < inner; ++j) {
         const int64_t o = last[static_cast<size_t>(j)];
-        dst[j] = o < 0 ? extrap : in[base + o];
+        dst[j] = o < 0 ? extrap : src[o];
       }
+      prev_base = base;
     }
     for (int64_t a = static_cast<int64_t>(rank) - 2; a >= 0; --a) {
       const size_t au = static_cast<size_t>(a);
@@ -199,19 +205,36 @@ void interpolate_axis(const std::vector<C>& src, std::vector<C>& dst, Shape& sha
   for (size_t a = axis + 1; a < shape.size(); ++a) inner *= shape[a];
   const int64_t in_len = shape[axis];
   const size_t taps = static_cast<size_t>(m.taps);
-  dst.assign(static_cast<size_t>(outer * out_len * inner), C(0));
+  dst.resize(static_cast<size_t>(outer * out_len * inner));
   std::vector<C> w(m.w.size());
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<C>(m.w[i]);
   for (int64_t o = 0; o < outer; ++o) {
     const C* s = src.data() + o * in_len * inner;
+    C* d0 = dst.data() + o * out_len * inner;
+    if (inner == 1) {  // the last axis: one dot product per output element
+      for (int64_t j = 0; j < out_len; ++j) {
+        const size_t b = static_cast<size_t>(j) * taps;
+        if (m.outside[static_cast<size_t>(j)]) {
+          d0[j] = extrap;
+          continue;
+        }
+        C acc = 0;
+        for (size_t k = 0; k < taps; ++k) acc += w[b + k] * s[m.idx[b + k]];
+        d0[j] = acc;
+      }
+      continue;
+    }
     for (int64_t j = 0; j < out_len; ++j) {
-      C* d = dst.data() + (o * out_len + j) * inner;
+      C* d = d0 + j * inner;
       if (m.outside[static_cast<size_t>(j)]) {
         std::fill(d, d + inner, extrap);
         continue;
       }
       const size_t b = static_cast<size_t>(j) * taps;
-      for (size_t k = 0; k < taps; ++k) {
+      const C w0 = w[b];
+      const C* s0 = s + m.idx[b] * inner;
+      for (int64_t i = 0; i < inner; ++i) d[i] = w0 * s0[i];
+      for (size_t k = 1; k < taps; ++k) {
         const C wk = w[b + k];
         if (wk == C(0)) continue;
         const C* sk = s + m.idx[b + k] * inner;
@@ -346,7 +369,7 @@ Status resize(KernelContext& ctx) {
   else if (ctm == "pytorch_half_pixel") p.ctm = Ctm::kPytorchHalfPixel;
   else if (ctm == "align_corners") p.ctm = Ctm::kAlignCorners;
   else if (ctm == "asymmetric") p.ctm = Ctm::kAsymmetric;
-  else if (ctm == "tf_half_pixel_for_nn" && opset < 13) p.ctm = Ctm::kTfHalfPixelForNn;
+  else if (ctm == "tf_half_pixel_for_nn") p.ctm = Ctm::kTfHalfPixelForNn;  // removed in 13; kept for old exporters
   else if (ctm == "tf_crop_and_resize") p.ctm = Ctm::kTfCropAndResize;
   else return invalid_argument("unsupported coordinate_transformation_mode '", ctm, "'");
   const std::string nm = ctx.attr_string("nearest_mode", "round_prefer_floor");
