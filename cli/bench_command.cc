@@ -151,7 +151,7 @@ Status bench(const BenchArgs& args, CLI::App* cmd) {
 Action add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand("bench", "Measure a model's latency and throughput in this process");
-  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("MODEL", args->model, "ONNX model file")->required();
   add_input_options(cmd, &args->in);
   cmd->add_option("-t,--threads", args->threads, "Worker threads (0 = engine default)")
       ->check(CLI::NonNegativeNumber)

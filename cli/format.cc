@@ -137,16 +137,8 @@ std::string json_string(std::string_view s) {
 std::string json_number(double v) {
   if (!std::isfinite(v)) return "null";
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  // Prefer the shortest form that round-trips reasonably for readability.
-  char short_buf[40];
-  std::snprintf(short_buf, sizeof short_buf, "%.6f", v);
-  std::string s = short_buf;
-  while (!s.empty() && s.back() == '0') s.pop_back();
-  if (!s.empty() && s.back() == '.') s.pop_back();
-  if (s == "-0") s = "0";
-  return std::abs(v) >= 1e-3 || v == 0 ? s : std::string(buf);
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
 }
 
 }  // namespace osprey::cli
-

@@ -53,7 +53,7 @@ Status inspect(const InspectArgs& args) {
 Action add_inspect_command(CLI::App& app) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd = app.add_subcommand("inspect", "Show a model's metadata, inputs, outputs, ops and parameter size");
-  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("MODEL", args->model, "ONNX model file")->required();
   return [args] { return inspect(*args); };
 }
 

@@ -113,7 +113,7 @@ Status run(const RunArgs& args) {
 Action add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand("run", "Run a model once and summarize (and optionally save) its outputs");
-  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("MODEL", args->model, "ONNX model file")->required();
   add_input_options(cmd, &args->in);
   cmd->add_option("-o,--output-dir", args->output_dir, "Write each output to DIR/<output name>.npy")
       ->type_name("DIR");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -267,7 +268,9 @@ TEST(Npy, SurvivesMutations) {
       std::string m = good;
       m[i] = static_cast<char>(v);
       auto t = parse_npy(m);
-      if (t.ok()) EXPECT_LE(t->numel(), 64);
+      if (t.ok()) {
+        EXPECT_LE(t->numel(), 64);
+      }
     }
   }
 }

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Shell test of the `osprey` CLI: happy paths and error paths.
+#
+# Usage: tests/cli/test_cli.sh [OSPREY_BINARY] [ONNX_NODE_TEST_DIR]
+#   defaults: build/cli/osprey and /usr/share/libonnx-testdata/data/node
+# Exit status: 0 all passed, 1 a check failed, 77 (ctest SKIP_RETURN_CODE) test data missing.
+# Every error case must exit non-zero and print exactly one stderr line "osprey: error: ...".
+set -u
+
+OSPREY=${1:-build/cli/osprey}
+NODE_DIR=${2:-/usr/share/libonnx-testdata/data/node}
+RELU="$NODE_DIR/test_relu/model.onnx"   # x: float32[3,4,5] -> y
+ADD="$NODE_DIR/test_add/model.onnx"     # x, y: float32[3,4,5] -> sum
+
+if [[ ! -x "$OSPREY" ]]; then echo "test_cli: no osprey binary at $OSPREY" >&2; exit 1; fi
+if [[ ! -f "$RELU" || ! -f "$ADD" ]]; then echo "test_cli: ONNX test data not found under $NODE_DIR; skipping" >&2; exit 77; fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/osprey_cli_test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+FAILS=0
+PASSES=0
+
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+pass() { PASSES=$((PASSES + 1)); }
+
+# ok NAME CMD... : must exit 0 with nothing on stderr; stdout is kept in $TMP/out.
+ok() {
+  local name=$1; shift
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  if [[ $rc -ne 0 ]]; then fail "$name: exit $rc: $(head -c 400 "$TMP/err")"; return 1; fi
+  if [[ -s "$TMP/err" ]]; then fail "$name: unexpected stderr: $(head -c 400 "$TMP/err")"; return 1; fi
+  pass
+}
+
+# err NAME PATTERN CMD... : must exit non-zero with exactly one stderr line
+# "osprey: error: ..." that matches the extended regex PATTERN.
+err() {
+  local name=$1 pattern=$2; shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  local lines
+  lines=$(wc -l <"$TMP/err")
+  if [[ $rc -eq 0 ]]; then fail "$name: exit 0, expected an error"; return 1; fi
+  if [[ $rc -ge 128 ]]; then fail "$name: crashed (exit $rc): $(head -c 400 "$TMP/err")"; return 1; fi
+  if [[ $lines -ne 1 ]]; then fail "$name: expected 1 stderr line, got $lines: $(head -c 600 "$TMP/err")"; return 1; fi
+  if ! grep -qE '^osprey: error: ' "$TMP/err"; then fail "$name: bad error prefix: $(cat "$TMP/err")"; return 1; fi
+  if ! grep -qE -- "$pattern" "$TMP/err"; then fail "$name: error does not match /$pattern/: $(cat "$TMP/err")"; return 1; fi
+  pass
+}
+
+# contains NAME PATTERN: the last command's stdout matches PATTERN.
+contains() {
+  if grep -qE -- "$2" "$TMP/out"; then pass; else fail "$1: stdout lacks /$2/: $(head -c 600 "$TMP/out")"; fi
+}
+
+# npy FILE DESCR SHAPE DATA_PRINTF: writes a version 1.0 .npy file with the given header
+# fields and raw data given as a printf format (e.g. '\x01\x00').
+npy() {
+  local file=$1 descr=$2 shape=$3 data=$4
+  local dict="{'descr': '$descr', 'fortran_order': False, 'shape': $shape, }"
+  local total=$(( (10 + ${#dict} + 1 + 63) / 64 * 64 ))
+  local hlen=$(( total - 10 ))
+  local pad=$(( hlen - ${#dict} - 1 ))
+  {
+    printf '\x93NUMPY\x01\x00'
+    printf "\\x$(printf %02x $((hlen & 255)))\\x$(printf %02x $((hlen >> 8)))"
+    printf '%s%*s\n' "$dict" "$pad" ''
+    printf "$data"
+  } >"$file"
+}
+
+# --- top level -------------------------------------------------------------------------------
+ok version "$OSPREY" --version && contains version '^osprey [0-9]+\.[0-9]+\.[0-9]+'
+ok help "$OSPREY" --help && contains help 'run' && contains help 'inspect' && contains help 'bench'
+for sub in run inspect bench; do
+  ok "$sub --help" "$OSPREY" "$sub" --help && contains "$sub --help" 'MODEL|model'
+done
+err no-subcommand 'subcommand' "$OSPREY"
+err unknown-subcommand '.' "$OSPREY" frobnicate
+err unknown-option 'bogus' "$OSPREY" run "$RELU" --bogus
+
+# --- inspect ---------------------------------------------------------------------------------
+ok inspect "$OSPREY" inspect "$ADD"
+contains inspect-ir '^ir_version: [0-9]+'
+contains inspect-opsets '^opsets:'
+contains inspect-inputs 'x: float32\[3,4,5\]'
+contains inspect-op 'Add +1'
+contains inspect-nodes '^nodes: 1'
+contains inspect-params '^parameters: '
+err inspect-missing 'no such file' "$OSPREY" inspect "$TMP/nope.onnx"
+
+# --- run -------------------------------------------------------------------------------------
+ok run-relu "$OSPREY" run "$RELU" --seed 7 --output-dir "$TMP/o1"
+contains run-summary-input 'x +float32\[3,4,5\] +min=-?[0-9.e-]+ max=[0-9.e-]+ mean='
+contains run-summary-output 'y +float32\[3,4,5\] +min=0 '
+contains run-summary-time '^time: [0-9.]+ ms'
+if [[ -f "$TMP/o1/y.npy" ]] && head -c 6 "$TMP/o1/y.npy" | grep -q NUMPY; then pass; else fail "run-relu: no $TMP/o1/y.npy"; fi
+ok run-same-seed "$OSPREY" run "$RELU" --seed 7 --output-dir "$TMP/o2"
+if cmp -s "$TMP/o1/y.npy" "$TMP/o2/y.npy"; then pass; else fail "same seed gave different outputs"; fi
+ok run-other-seed "$OSPREY" run "$RELU" --seed 8 --output-dir "$TMP/o3"
+if ! cmp -s "$TMP/o1/y.npy" "$TMP/o3/y.npy"; then pass; else fail "different seeds gave the same outputs"; fi
+# relu(relu(x)) == relu(x): feed the first output back in as an .npy input.
+ok run-npy-input "$OSPREY" run "$RELU" --input "x=$TMP/o1/y.npy" --output-dir "$TMP/o4"
+contains run-npy-source "file $TMP/o1/y.npy"
+if cmp -s "$TMP/o1/y.npy" "$TMP/o4/y.npy"; then pass; else fail "relu is not idempotent through .npy files"; fi
+ok run-add-mixed "$OSPREY" run "$ADD" -i "x=$TMP/o1/y.npy" --random normal --threads 1
+contains run-add-output 'sum +float32\[3,4,5\]'
+ok run-shape-fixed "$OSPREY" run "$RELU" --shape x=3x4x5
+
+npy "$TMP/int.npy" '<i8' '(3, 4, 5)' "$(printf '\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00%.0s' $(seq 60))"
+npy "$TMP/short.npy" '<f4' '(3, 4, 5)' '\x00\x00\x80\x3f'
+npy "$TMP/shape.npy" '<f4' '(2,)' '\x00\x00\x80\x3f\x00\x00\x80\x3f'
+printf 'this is not numpy' >"$TMP/text.npy"
+printf 'garbage, not a protobuf \x01\x02\xff\xff' >"$TMP/bad.onnx"
+
+err run-missing-model 'no such file' "$OSPREY" run "$TMP/missing.onnx"
+err run-model-dir 'directory' "$OSPREY" run "$TMP"
+err run-corrupt-model 'bad.onnx' "$OSPREY" run "$TMP/bad.onnx"
+err run-unknown-input "no input 'nosuch'" "$OSPREY" run "$RELU" --input "nosuch=$TMP/o1/y.npy"
+err run-missing-npy 'missing.npy' "$OSPREY" run "$RELU" --input "x=$TMP/missing.npy"
+err run-corrupt-npy 'not an .npy file' "$OSPREY" run "$RELU" --input "x=$TMP/text.npy"
+err run-truncated-npy 'truncated' "$OSPREY" run "$RELU" --input "x=$TMP/short.npy"
+err run-wrong-dtype 'int64' "$OSPREY" run "$RELU" --input "x=$TMP/int.npy"
+err run-wrong-shape '\[2\]' "$OSPREY" run "$RELU" --input "x=$TMP/shape.npy"
+err run-input-syntax 'NAME=VALUE' "$OSPREY" run "$RELU" --input "$TMP/o1/y.npy"
+err run-input-twice 'twice' "$OSPREY" run "$RELU" --input "x=$TMP/o1/y.npy" --input "x=$TMP/o1/y.npy"
+err run-shape-syntax "bad shape '1xq'" "$OSPREY" run "$RELU" --shape x=1xq
+err run-shape-mismatch 'does not match' "$OSPREY" run "$RELU" --shape x=2x4x5
+err run-shape-unknown "no input 'z'" "$OSPREY" run "$RELU" --shape z=1
+err run-bad-threads 'threads' "$OSPREY" run "$RELU" --threads -1
+err run-bad-random 'random' "$OSPREY" run "$RELU" --random cauchy
+err run-outdir-file 'output-dir' "$OSPREY" run "$RELU" --output-dir "$TMP/text.npy/sub"
+err run-no-model 'model' "$OSPREY" run
+
+# --- bench -----------------------------------------------------------------------------------
+ok bench-text "$OSPREY" bench "$RELU" --warmup 1 --iterations 5
+contains bench-p50 'p50 [0-9.]+'
+contains bench-throughput 'throughput: [0-9.]+ inferences/s'
+ok bench-json "$OSPREY" bench "$RELU" --warmup 2 --iterations 7 --threads 1 --json
+if [[ $(wc -l <"$TMP/out") -eq 1 ]]; then pass; else fail "bench --json printed more than one line"; fi
+if command -v python3 >/dev/null; then
+  if python3 - "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+keys = ["p50_ms", "p90_ms", "p95_ms", "p99_ms", "mean_ms", "stdev_ms", "min_ms", "max_ms", "throughput_per_s",
+        "iterations", "warmup", "threads", "batch", "load_ms", "peak_rss_mb", "model"]
+missing = [k for k in keys if k not in d]
+assert not missing, missing
+assert d["iterations"] == 7 and d["warmup"] == 2 and d["batch"] == 1, d
+assert d["min_ms"] <= d["p50_ms"] <= d["p90_ms"] <= d["p95_ms"] <= d["p99_ms"] <= d["max_ms"], d
+assert d["throughput_per_s"] > 0 and d["peak_rss_mb"] > 0, d
+PY
+  then pass; else fail "bench --json: bad JSON: $(head -c 600 "$TMP/out")"; fi
+fi
+ok bench-duration "$OSPREY" bench "$RELU" --warmup 0 --duration-s 0.2 --json
+err bench-zero-iterations 'iterations' "$OSPREY" bench "$RELU" --iterations 0
+err bench-batch-fixed 'symbolic first dimension' "$OSPREY" bench "$RELU" --batch 4
+err bench-missing-model 'no such file' "$OSPREY" bench "$TMP/missing.onnx"
+err bench-bad-shape 'bad shape' "$OSPREY" bench "$RELU" --shape x=3x4x
+
+echo "test_cli: $PASSES passed, $FAILS failed"
+[[ $FAILS -eq 0 ]]
