@@ -11,6 +11,7 @@ using namespace tensor_ops;  // NOLINT
 
 namespace {
 constexpr int64_t kAnyRank = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMaxDim = std::numeric_limits<int64_t>::max();
 
 // Writes `src` viewed with shape `view` (same element count) transposed by `perm` into dst.
 Status permute_into(const Tensor& src, const Shape& view, const std::vector<int64_t>& perm,
@@ -268,7 +269,16 @@ Status pad(KernelContext& ctx) {
     if (mode != 0 && n == 0 && out[d] > 0)
       return invalid_argument("cannot pad an empty axis ", d, " in mode '", mode_name, "'");
   }
-  // Per-axis source coordinates, scaled by the input strides (-1: constant).
+  const bool value_input = ctx.opset() >= 11 && ctx.has_input(2);
+  if (value_input) {
+    OSPREY_RETURN_IF_ERROR(require_same_dtype(ctx, 0, 2));
+    if (ctx.input(2).numel() != 1)
+      return invalid_argument("input 'constant_value' must hold one value");
+  }
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), out));
+  if (y.numel() == 0) return Status::Ok();
+  // Per-axis source coordinates, scaled by the input strides (-1: constant). Each axis is
+  // at most y.numel() long, which the element limit has bounded.
   const auto in_strides = strides_of(x.shape());
   std::vector<std::vector<int64_t>> src(static_cast<size_t>(r));
   for (size_t d = 0; d < src.size(); ++d) {
@@ -277,13 +287,6 @@ Status pad(KernelContext& ctx) {
       const int64_t i = pad_source(o, begin[d], x.shape()[d], mode);
       src[d][static_cast<size_t>(o)] = i < 0 ? -1 : i * in_strides[d];
     }
-  }
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), out));
-  const bool value_input = ctx.opset() >= 11 && ctx.has_input(2);
-  if (value_input) {
-    OSPREY_RETURN_IF_ERROR(require_same_dtype(ctx, 0, 2));
-    if (ctx.input(2).numel() != 1)
-      return invalid_argument("input 'constant_value' must hold one value");
   }
   const float value_attr = ctx.opset() < 11 ? ctx.attr_float("value", 0.0f) : 0.0f;
   return dispatch<AllTypes>(x.dtype(), "Pad", [&]<class T>() -> Status {
@@ -296,7 +299,6 @@ Status pad(KernelContext& ctx) {
     const T* in = x.data<T>();
     T* o = y.data<T>();
     const int64_t total = y.numel();
-    if (total == 0) return Status::Ok();
     if (r == 0) {
       o[0] = in[0];
       return Status::Ok();
@@ -336,6 +338,8 @@ Status depth_to_space(KernelContext& ctx) {
   if (mode != "DCR" && mode != "CRD")
     return invalid_argument("attribute 'mode' must be DCR or CRD, got '", mode, "'");
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
+  if (h > kMaxDim / b || w > kMaxDim / b)
+    return invalid_argument("output spatial dims overflow for blocksize ", b);
   if (c % (b * b) != 0)
     return invalid_argument("channels ", c, " are not divisible by blocksize^2 = ", b * b);
   const int64_t c2 = c / (b * b);
@@ -353,6 +357,7 @@ Status space_to_depth(KernelContext& ctx) {
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
   if (h % b != 0 || w % b != 0)
     return invalid_argument("spatial dims ", h, "x", w, " are not divisible by blocksize ", b);
+  if (c > kMaxDim / (b * b)) return invalid_argument("output channels overflow for blocksize ", b);
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), {n, c * b * b, h / b, w / b}));
   return permute_into(x, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4}, y);
 }

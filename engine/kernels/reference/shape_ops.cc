@@ -251,14 +251,11 @@ Status eye_like(KernelContext& ctx) {
   const int64_t k = ctx.attr_int("k", 0);
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, dt, x.shape()));
   const int64_t rows = x.dim(0), cols = x.dim(1);
+  if (k >= cols || k <= -rows) return Status::Ok();  // the diagonal misses the matrix
   return dispatch<NumericBoolTypes>(dt, "EyeLike", [&]<class T>() {
     T* out = y.data<T>();
-    for (int64_t i = 0; i < rows; ++i) {
-      // Guard against overflow for huge |k|: only columns in [0, cols) are written.
-      if (k >= cols || k <= -rows) break;
-      const int64_t j = i + k;
-      if (j >= 0 && j < cols) out[i * cols + j] = cast_to<T>(1);
-    }
+    for (int64_t i = std::max<int64_t>(0, -k); i < rows && i + k < cols; ++i)
+      out[i * cols + i + k] = cast_to<T>(1);
     return Status::Ok();
   });
 }
@@ -292,7 +289,13 @@ Status range(KernelContext& ctx) {
     }
     OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, dt, {n}));
     T* out = y.data<T>();
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_floating_point_v<T>) {
+        out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+      } else {  // exact: start + i * delta lies in [start, limit)
+        out[i] = static_cast<T>(static_cast<__int128>(start) + static_cast<__int128>(i) * delta);
+      }
+    }
     return Status::Ok();
   });
 }
