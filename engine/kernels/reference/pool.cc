@@ -20,6 +20,16 @@ struct Taps {
   std::vector<int64_t> padded;  // window positions inside the padded input (count_include_pad)
 };
 
+// floor(a / b) for b > 0.
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// Range [lo, hi) of kk in [0, k) with begin <= base + kk * dil < end.
+void tap_range(int64_t base, int64_t dil, int64_t k, int64_t begin, int64_t end, int64_t* lo,
+               int64_t* hi) {
+  *lo = std::clamp<int64_t>(floor_div(begin - base + dil - 1, dil), 0, k);
+  *hi = std::clamp<int64_t>(floor_div(end - 1 - base, dil) + 1, *lo, k);
+}
+
 void build_taps(const Window& w, int64_t o_begin, int64_t o_end, bool col_major, Taps* t) {
   const size_t nd = static_cast<size_t>(w.nd);
   std::vector<int64_t> st(nd, 1), st_cm(nd, 1), oidx(nd);
@@ -39,14 +49,15 @@ void build_taps(const Window& w, int64_t o_begin, int64_t o_end, bool col_major,
     }
     bool empty = false;
     for (size_t d = 0; d < nd; ++d) {
+      // Taps kk in [0, kernel) sit at base + kk * dilation; count them arithmetically so
+      // huge kernels over small inputs cost nothing.
+      const int64_t base = oidx[d] * w.strides[d] - w.pad_begin[d], dil = w.dilations[d];
+      int64_t lo, hi;
+      tap_range(base, dil, w.kernel[d], 0, w.in[d], &lo, &hi);
       valid[d].clear();
-      int64_t in_padded = 0;
-      for (int64_t kk = 0; kk < w.kernel[d]; ++kk) {
-        const int64_t p = oidx[d] * w.strides[d] - w.pad_begin[d] + kk * w.dilations[d];
-        if (p >= 0 && p < w.in[d]) valid[d].push_back(p);
-        if (p >= -w.pad_begin[d] && p < w.in[d] + w.pad_end[d]) ++in_padded;
-      }
-      padded *= in_padded;
+      for (int64_t kk = lo; kk < hi; ++kk) valid[d].push_back(base + kk * dil);
+      tap_range(base, dil, w.kernel[d], -w.pad_begin[d], w.in[d] + w.pad_end[d], &lo, &hi);
+      padded *= hi - lo;
       empty = empty || valid[d].empty();
     }
     t->padded.push_back(padded);
@@ -87,7 +98,9 @@ void pool_planes(const Window& w, int64_t planes, const PoolArgs& a, const T* x,
                  int64_t* indices) {
   using C = compute_t<T>;
   const int64_t in_sz = w.in_numel(), out_sz = w.out_numel();
-  const int64_t kn = std::max<int64_t>(w.kernel_numel(), 1);
+  int64_t kn = 1;  // most taps a window can have, saturated
+  for (int64_t d = 0; d < w.nd; ++d)
+    kn = std::min<int64_t>(kn * std::max<int64_t>(std::min(w.kernel[d], w.in[d]), 1), int64_t{1} << 20);
   const int64_t chunk = std::clamp<int64_t>((int64_t{1} << 20) / kn, 1, 4096);
   Taps t;
   for (int64_t o0 = 0; o0 < out_sz; o0 += chunk) {
