@@ -70,10 +70,11 @@ void einsum_run(const std::vector<const T*>& in, T* out, const Shape& out_shape,
   }
   const int64_t outer_n = shape_numel(outer_red);
   StridedIter oit(out_shape, out_strides);
+  // Walking all outer_n positions brings `rit` back to the start, so one serves every output.
+  StridedIter rit(outer_red, outer_strides);
   std::vector<int64_t> off(ni);
   for (int64_t o = 0; o < out_n; ++o, oit.next()) {
     A acc = A(0);
-    StridedIter rit(outer_red, outer_strides);
     for (int64_t r = 0; r < outer_n; ++r, rit.next()) {
       for (size_t i = 0; i < ni; ++i) off[i] = oit.offset(i) + rit.offset(i);
       if (ni == 1) {
