@@ -24,7 +24,9 @@ APT_PACKAGES=(
   # CLI and tests
   libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata
   # Python: venv, and Debian's CPU-only torch for model export
-  python3-venv python3-torch python3-torchvision ca-certificates
+  python3-venv python3-torch python3-torchvision
+  # pip over HTTPS
+  ca-certificates
 )
 
 log() { printf '[setup] %s\n' "$*"; }
@@ -45,6 +47,8 @@ else
   fi
   log "apt: installing ${missing[*]}"
   apt-get update
+  # Recommends are left out: python3-torch's alone (libtorch-dev, pybind11-dev) add
+  # hundreds of MB that exporting models does not use.
   apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 

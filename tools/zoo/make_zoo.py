@@ -290,9 +290,12 @@ def main(argv=None):
         _limit_torch_threads()
         tmp = path.with_name(path.name + ".tmp")
         print(f"[zoo] {name}: building ...", flush=True)
-        spec.build(tmp)
-        smoke_test(name, tmp)
-        os.replace(tmp, path)
+        try:
+            spec.build(tmp)
+            smoke_test(name, tmp)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
         manifest[name] = manifest_entry(name, spec, path)
         print(f"[zoo] {name}: {path} ({path.stat().st_size / 2**20:.1f} MiB, "
               f"{time.monotonic() - t0:.1f} s)", flush=True)
@@ -311,7 +314,11 @@ def _limit_torch_threads():
 
 def _write_manifest(path, manifest):
     ordered = [manifest[n] for n in MODELS if n in manifest]
-    doc = {"opset_of_exports": OPSET, "models": ordered}
+    doc = {
+        "opset_of_exports": OPSET,
+        "shape_legend": "int: fixed size; string: symbolic (dynamic) dim; null: unknown",
+        "models": ordered,
+    }
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(doc, indent=2) + "\n")
     os.replace(tmp, path)
