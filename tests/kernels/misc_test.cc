@@ -118,18 +118,17 @@ TEST(Upsample, Opset7LinearIsAsymmetric) {
 
 TEST(Resize, LinearOnUint8Rounds) {
   auto r = run("Resize", 13, {vec<uint8_t>({0, 255}, {1, 2}), Tensor(), fvec({1, 2})},
-               {{"mode", string_attr("linear")}, {"coordinate_transformation_mode",
-                                                  string_attr("align_corners")}});
+               {{"mode", string_attr("linear")},
+                {"coordinate_transformation_mode", string_attr("align_corners")}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   // Positions 0, 1/3, 2/3, 1 of the way from 0 to 255.
   EXPECT_EQ(values<uint8_t>(*r), (std::vector<uint8_t>{0, 85, 170, 255}));
 }
 
 TEST(Resize, NearestGathersStrings) {
-  auto r = run("Resize", 13,
-               {vec<std::string>({"a", "b"}), Tensor(), Tensor(), vec<int64_t>({4})},
-               {{"mode", string_attr("nearest")}, {"coordinate_transformation_mode",
-                                                   string_attr("asymmetric")}});
+  auto r = run("Resize", 13, {vec<std::string>({"a", "b"}), Tensor(), Tensor(), vec<int64_t>({4})},
+               {{"mode", string_attr("nearest")},
+                {"coordinate_transformation_mode", string_attr("asymmetric")}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(values<std::string>(*r), (std::vector<std::string>{"a", "a", "b", "b"}));
 }
@@ -155,14 +154,15 @@ TEST(Resize, RejectsBadScalesAndSizes) {
   expect_invalid(run("Resize", 13, {x, fvec({0, 0}), fvec({1, 1, 2, 2})},
                      {{"coordinate_transformation_mode", string_attr("tf_crop_and_resize")}}),
                  "roi");
-  expect_invalid(run("Resize", 13, {x, Tensor(), fvec({1, 1, 2, 2})},
-                     {{"mode", string_attr("area")}}),
-                 "mode");
+  expect_invalid(
+      run("Resize", 13, {x, Tensor(), fvec({1, 1, 2, 2})}, {{"mode", string_attr("area")}}),
+      "mode");
 }
 
 TEST(GridSample, RejectsBadGrid) {
-  expect_invalid(run("GridSample", 16, {fvec({1, 2, 3, 4}, {1, 1, 2, 2}), fvec({0, 0, 0}, {1, 1, 1, 3})}),
-                 "grid must have shape");
+  expect_invalid(
+      run("GridSample", 16, {fvec({1, 2, 3, 4}, {1, 1, 2, 2}), fvec({0, 0, 0}, {1, 1, 1, 3})}),
+      "grid must have shape");
 }
 
 TEST(GridSample, BorderClampsFarPoints) {
@@ -174,10 +174,10 @@ TEST(GridSample, BorderClampsFarPoints) {
 }
 
 TEST(RoiAlign, RejectsBadBatchIndex) {
-  expect_invalid(run("RoiAlign", 16,
-                     {fvec({1, 2, 3, 4}, {1, 1, 2, 2}), fvec({0, 0, 1, 1}, {1, 4}),
-                      vec<int64_t>({3})}),
-                 "batch_indices[0]");
+  expect_invalid(
+      run("RoiAlign", 16,
+          {fvec({1, 2, 3, 4}, {1, 1, 2, 2}), fvec({0, 0, 1, 1}, {1, 4}), vec<int64_t>({3})}),
+      "batch_indices[0]");
 }
 
 TEST(NonMaxSuppression, RejectsBadInputs) {
@@ -212,8 +212,9 @@ TEST(Windows, SymmetricLengthOneIsOne) {
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   expect_near(*r, {1});
   expect_invalid(run("HannWindow", 17, {Tensor::scalar<int64_t>(-3)}), "non-negative");
-  expect_invalid(run("HannWindow", 17, {Tensor::scalar<int64_t>(3)}, {{"output_datatype", int_attr(8)}}),
-                 "output_datatype");
+  expect_invalid(
+      run("HannWindow", 17, {Tensor::scalar<int64_t>(3)}, {{"output_datatype", int_attr(8)}}),
+      "output_datatype");
 }
 
 TEST(StringNormalizer, LowerWithoutStopwords) {
@@ -225,25 +226,33 @@ TEST(StringNormalizer, LowerWithoutStopwords) {
 
 TEST(TfIdfVectorizer, RejectsInconsistentPool) {
   expect_invalid(run("TfIdfVectorizer", 9, {vec<int64_t>({1, 2})},
-                     {{"mode", string_attr("TF")}, {"min_gram_length", int_attr(1)},
-                      {"max_gram_length", int_attr(2)}, {"ngram_counts", ints_attr({0, 1})},
-                      {"ngram_indexes", ints_attr({0, 1})}, {"pool_int64s", ints_attr({1, 2})}}),
+                     {{"mode", string_attr("TF")},
+                      {"min_gram_length", int_attr(1)},
+                      {"max_gram_length", int_attr(2)},
+                      {"ngram_counts", ints_attr({0, 1})},
+                      {"ngram_indexes", ints_attr({0, 1})},
+                      {"pool_int64s", ints_attr({1, 2})}}),
                  "whole 2-grams");
 }
 
 TEST(TfIdfVectorizer, IdfWeights) {
   auto r = run("TfIdfVectorizer", 9, {vec<int64_t>({1, 1, 2})},
-               {{"mode", string_attr("TFIDF")}, {"min_gram_length", int_attr(1)},
-                {"max_gram_length", int_attr(1)}, {"ngram_counts", ints_attr({0})},
-                {"ngram_indexes", ints_attr({1, 0})}, {"pool_int64s", ints_attr({1, 2})},
+               {{"mode", string_attr("TFIDF")},
+                {"min_gram_length", int_attr(1)},
+                {"max_gram_length", int_attr(1)},
+                {"ngram_counts", ints_attr({0})},
+                {"ngram_indexes", ints_attr({1, 0})},
+                {"pool_int64s", ints_attr({1, 2})},
                 {"weights", floats_attr({0.5f, 3})}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   expect_near(*r, {3, 1});
 }
 
 TEST(Random, SeedIsDeterministicAndInRange) {
-  const Attrs a = {{"shape", ints_attr({2, 50})}, {"seed", float_attr(7)},
-                   {"low", float_attr(-2)}, {"high", float_attr(3)}};
+  const Attrs a = {{"shape", ints_attr({2, 50})},
+                   {"seed", float_attr(7)},
+                   {"low", float_attr(-2)},
+                   {"high", float_attr(3)}};
   auto r1 = run("RandomUniform", 1, {}, a);
   auto r2 = run("RandomUniform", 1, {}, a);
   ASSERT_TRUE(r1.ok() && r2.ok());

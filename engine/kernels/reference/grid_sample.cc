@@ -154,16 +154,24 @@ Status grid_sample(KernelContext& ctx) {
                             ", got ", shape_to_string(grid.shape()));
   const std::string mode_s = ctx.attr_string("mode", "bilinear");
   GsMode mode;
-  if (mode_s == "bilinear") mode = GsMode::kBilinear;
-  else if (mode_s == "nearest") mode = GsMode::kNearest;
-  else if (mode_s == "bicubic") mode = GsMode::kBicubic;
-  else return invalid_argument("unsupported mode '", mode_s, "'");
+  if (mode_s == "bilinear")
+    mode = GsMode::kBilinear;
+  else if (mode_s == "nearest")
+    mode = GsMode::kNearest;
+  else if (mode_s == "bicubic")
+    mode = GsMode::kBicubic;
+  else
+    return invalid_argument("unsupported mode '", mode_s, "'");
   const std::string pad_s = ctx.attr_string("padding_mode", "zeros");
   GsPad pad;
-  if (pad_s == "zeros") pad = GsPad::kZeros;
-  else if (pad_s == "border") pad = GsPad::kBorder;
-  else if (pad_s == "reflection") pad = GsPad::kReflection;
-  else return invalid_argument("unsupported padding_mode '", pad_s, "'");
+  if (pad_s == "zeros")
+    pad = GsPad::kZeros;
+  else if (pad_s == "border")
+    pad = GsPad::kBorder;
+  else if (pad_s == "reflection")
+    pad = GsPad::kReflection;
+  else
+    return invalid_argument("unsupported padding_mode '", pad_s, "'");
   const int64_t align = ctx.attr_int("align_corners", 0);
   if (align != 0 && align != 1) return invalid_argument("align_corners must be 0 or 1");
   OSPREY_ASSIGN_OR_RETURN(

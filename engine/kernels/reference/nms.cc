@@ -67,7 +67,8 @@ Status non_max_suppression(KernelContext& ctx) {
   OSPREY_RETURN_IF_ERROR(scalar_input(3, "iou_threshold", false, &iou_d));
   const bool has_score_threshold = ctx.has_input(4) && ctx.input(4).numel() > 0;
   OSPREY_RETURN_IF_ERROR(scalar_input(4, "score_threshold", false, &score_d));
-  int64_t max_out = ctx.has_input(2) && ctx.input(2).numel() == 1 ? ctx.input(2).get_as_int64(0) : 0;
+  int64_t max_out =
+      ctx.has_input(2) && ctx.input(2).numel() == 1 ? ctx.input(2).get_as_int64(0) : 0;
   if (max_out < 0) max_out = 0;
   if (!(iou_d >= 0 && iou_d <= 1)) return invalid_argument("iou_threshold must be in [0, 1]");
   const float iou_threshold = static_cast<float>(iou_d);

@@ -145,8 +145,10 @@ Status bernoulli(KernelContext& ctx) {
     T* out = y.data<T>();
     for (size_t i = 0; i < p.size(); ++i) {
       const bool one = rng.uniform() < p[i];
-      if constexpr (std::is_same_v<T, bool>) out[i] = one;
-      else out[i] = cast_to<T>(one ? 1 : 0);
+      if constexpr (std::is_same_v<T, bool>)
+        out[i] = one;
+      else
+        out[i] = cast_to<T>(one ? 1 : 0);
     }
     return Status::Ok();
   });
@@ -184,8 +186,10 @@ Status multinomial(KernelContext& ctx) {
       const double u = rng.uniform() * total;
       int64_t k = static_cast<int64_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
       if (k >= classes) k = classes - 1;
-      if (dt == DType::kInt32) y.data<int32_t>()[b * samples + s] = static_cast<int32_t>(k);
-      else y.data<int64_t>()[b * samples + s] = k;
+      if (dt == DType::kInt32)
+        y.data<int32_t>()[b * samples + s] = static_cast<int32_t>(k);
+      else
+        y.data<int64_t>()[b * samples + s] = k;
     }
   }
   return Status::Ok();

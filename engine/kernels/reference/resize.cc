@@ -17,8 +17,14 @@ namespace osprey::ref {
 namespace {
 
 enum class Mode { kNearest, kLinear, kCubic };
-enum class Ctm { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn,
-                 kTfCropAndResize };
+enum class Ctm {
+  kHalfPixel,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfHalfPixelForNn,
+  kTfCropAndResize
+};
 // kSimple: Resize-10/Upsample behaviour (floor when upsampling, ceil when downsampling).
 enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
 
@@ -49,12 +55,16 @@ double original_coordinate(const ResizeParams& p, size_t axis, int64_t x, int64_
   const double len_out = p.len_resized[axis];
   const double xr = static_cast<double>(x);
   switch (p.ctm) {
-    case Ctm::kHalfPixel: return (xr + 0.5) / scale - 0.5;
-    case Ctm::kPytorchHalfPixel: return len_out > 1 ? (xr + 0.5) / scale - 0.5 : 0.0;
+    case Ctm::kHalfPixel:
+      return (xr + 0.5) / scale - 0.5;
+    case Ctm::kPytorchHalfPixel:
+      return len_out > 1 ? (xr + 0.5) / scale - 0.5 : 0.0;
     case Ctm::kAlignCorners:
       return len_out == 1 ? 0.0 : xr * static_cast<double>(in_len - 1) / (len_out - 1);
-    case Ctm::kAsymmetric: return xr / scale;
-    case Ctm::kTfHalfPixelForNn: return (xr + 0.5) / scale;
+    case Ctm::kAsymmetric:
+      return xr / scale;
+    case Ctm::kTfHalfPixelForNn:
+      return (xr + 0.5) / scale;
     case Ctm::kTfCropAndResize: {
       const double start = p.roi[axis], end = p.roi[axis + p.scales.size()];
       const double span = static_cast<double>(in_len - 1);
@@ -87,13 +97,14 @@ AxisMap build_axis_map(const ResizeParams& p, size_t axis, int64_t in_len) {
     const double xo = original_coordinate(p, axis, x, in_len);
     const size_t base = static_cast<size_t>(x) * taps;
     if (xo != static_cast<double>(x)) m.identity = false;
-    if (p.ctm == Ctm::kTfCropAndResize && (xo < 0 || xo > static_cast<double>(in_len - 1))) {
+    if (p.ctm == Ctm::kTfCropAndResize && !(xo >= 0 && xo <= static_cast<double>(in_len - 1))) {
       m.outside[static_cast<size_t>(x)] = 1;
       m.identity = false;
       continue;
     }
     // Keep coordinates finite and within a sane range before converting to integers.
-    const double xc = std::clamp(xo, -4.0, static_cast<double>(in_len) + 4.0);
+    const double xc =
+        std::isnan(xo) ? 0.0 : std::clamp(xo, -4.0, static_cast<double>(in_len) + 4.0);
     const double fl = std::floor(xc);
     const double r = xc - fl;
     const int64_t x0 = static_cast<int64_t>(fl);
@@ -101,11 +112,21 @@ AxisMap build_axis_map(const ResizeParams& p, size_t axis, int64_t in_len) {
       int64_t i = x0;
       if (r != 0) {
         switch (p.nearest) {
-          case NearestMode::kRoundPreferFloor: i = r <= 0.5 ? x0 : x0 + 1; break;
-          case NearestMode::kRoundPreferCeil: i = r < 0.5 ? x0 : x0 + 1; break;
-          case NearestMode::kFloor: i = x0; break;
-          case NearestMode::kCeil: i = x0 + 1; break;
-          case NearestMode::kSimple: i = p.scales[axis] < 1 ? x0 + 1 : x0; break;
+          case NearestMode::kRoundPreferFloor:
+            i = r <= 0.5 ? x0 : x0 + 1;
+            break;
+          case NearestMode::kRoundPreferCeil:
+            i = r < 0.5 ? x0 : x0 + 1;
+            break;
+          case NearestMode::kFloor:
+            i = x0;
+            break;
+          case NearestMode::kCeil:
+            i = x0 + 1;
+            break;
+          case NearestMode::kSimple:
+            i = p.scales[axis] < 1 ? x0 + 1 : x0;
+            break;
         }
       }
       m.idx[base] = std::clamp<int64_t>(i, 0, last);
@@ -304,16 +325,19 @@ Status run_resize(KernelContext& ctx, ResizeParams& p, const char* op) {
       return Status::Ok();
     });
   }
-  return dispatch<NumericTypes>(x.dtype(), op, [&]<class T>() {
-    return interpolate<T>(ctx, x, y, maps, p.extrapolation);
-  });
+  return dispatch<NumericTypes>(
+      x.dtype(), op, [&]<class T>() { return interpolate<T>(ctx, x, y, maps, p.extrapolation); });
 }
 
 Status parse_mode(const std::string& s, bool upsample, Mode* m) {
-  if (s == "nearest") *m = Mode::kNearest;
-  else if (s == "linear" || (upsample && s == "bilinear")) *m = Mode::kLinear;
-  else if (s == "cubic" && !upsample) *m = Mode::kCubic;
-  else return invalid_argument("unsupported mode '", s, "'");
+  if (s == "nearest")
+    *m = Mode::kNearest;
+  else if (s == "linear" || (upsample && s == "bilinear"))
+    *m = Mode::kLinear;
+  else if (s == "cubic" && !upsample)
+    *m = Mode::kCubic;
+  else
+    return invalid_argument("unsupported mode '", s, "'");
   return Status::Ok();
 }
 
@@ -365,19 +389,31 @@ Status resize(KernelContext& ctx) {
   }
 
   const std::string ctm = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
-  if (ctm == "half_pixel") p.ctm = Ctm::kHalfPixel;
-  else if (ctm == "pytorch_half_pixel") p.ctm = Ctm::kPytorchHalfPixel;
-  else if (ctm == "align_corners") p.ctm = Ctm::kAlignCorners;
-  else if (ctm == "asymmetric") p.ctm = Ctm::kAsymmetric;
-  else if (ctm == "tf_half_pixel_for_nn") p.ctm = Ctm::kTfHalfPixelForNn;  // removed in 13; kept for old exporters
-  else if (ctm == "tf_crop_and_resize") p.ctm = Ctm::kTfCropAndResize;
-  else return invalid_argument("unsupported coordinate_transformation_mode '", ctm, "'");
+  if (ctm == "half_pixel")
+    p.ctm = Ctm::kHalfPixel;
+  else if (ctm == "pytorch_half_pixel")
+    p.ctm = Ctm::kPytorchHalfPixel;
+  else if (ctm == "align_corners")
+    p.ctm = Ctm::kAlignCorners;
+  else if (ctm == "asymmetric")
+    p.ctm = Ctm::kAsymmetric;
+  else if (ctm == "tf_half_pixel_for_nn")
+    p.ctm = Ctm::kTfHalfPixelForNn;  // removed in 13; kept for old exporters
+  else if (ctm == "tf_crop_and_resize")
+    p.ctm = Ctm::kTfCropAndResize;
+  else
+    return invalid_argument("unsupported coordinate_transformation_mode '", ctm, "'");
   const std::string nm = ctx.attr_string("nearest_mode", "round_prefer_floor");
-  if (nm == "round_prefer_floor") p.nearest = NearestMode::kRoundPreferFloor;
-  else if (nm == "round_prefer_ceil") p.nearest = NearestMode::kRoundPreferCeil;
-  else if (nm == "floor") p.nearest = NearestMode::kFloor;
-  else if (nm == "ceil") p.nearest = NearestMode::kCeil;
-  else return invalid_argument("unsupported nearest_mode '", nm, "'");
+  if (nm == "round_prefer_floor")
+    p.nearest = NearestMode::kRoundPreferFloor;
+  else if (nm == "round_prefer_ceil")
+    p.nearest = NearestMode::kRoundPreferCeil;
+  else if (nm == "floor")
+    p.nearest = NearestMode::kFloor;
+  else if (nm == "ceil")
+    p.nearest = NearestMode::kCeil;
+  else
+    return invalid_argument("unsupported nearest_mode '", nm, "'");
   p.cubic_a = ctx.attr_float("cubic_coeff_a", -0.75f);
   const int64_t excl = ctx.attr_int("exclude_outside", 0);
   if (excl != 0 && excl != 1) return invalid_argument("exclude_outside must be 0 or 1");
@@ -396,8 +432,8 @@ Status resize(KernelContext& ctx) {
     const Tensor& s = ctx.input(3);
     if (s.dtype() != DType::kInt64) return invalid_argument("sizes must be int64");
     if (s.rank() != 1 || static_cast<size_t>(s.numel()) != rank)
-      return invalid_argument("sizes must have one value per input axis (", rank,
-                              "), got shape ", shape_to_string(s.shape()));
+      return invalid_argument("sizes must have one value per input axis (", rank, "), got shape ",
+                              shape_to_string(s.shape()));
     p.out_shape = s.to_int64_vector();
     p.scales.resize(rank);
     p.len_resized.resize(rank);

@@ -61,7 +61,9 @@ Status roi_align_impl(const Tensor& x, const Tensor& rois, const std::vector<int
   const double offset = half_pixel ? 0.5 : 0.0;
   std::vector<Sample> samples;
   for (int64_t n = 0; n < rois.dim(0); ++n) {
-    auto val = [&](int64_t k) { return static_cast<double>(static_cast<compute_t<T>>(r[n * 4 + k])); };
+    auto val = [&](int64_t k) {
+      return static_cast<double>(static_cast<compute_t<T>>(r[n * 4 + k]));
+    };
     const double x1 = val(0) * scale - offset, y1 = val(1) * scale - offset;
     const double x2 = val(2) * scale - offset, y2 = val(3) * scale - offset;
     if (!std::isfinite(x1) || !std::isfinite(y1) || !std::isfinite(x2) || !std::isfinite(y2))
@@ -77,7 +79,7 @@ Status roi_align_impl(const Tensor& x, const Tensor& rois, const std::vector<int
     const double gw_d = sampling_ratio > 0 ? static_cast<double>(sampling_ratio)
                                            : std::ceil(roi_w / static_cast<double>(ow));
     // A huge roi against a tiny output would mean an absurd number of samples per bin.
-    if (gh_d * gw_d > 1048576.0)
+    if (gh_d > 1048576.0 || gw_d > 1048576.0 || gh_d * gw_d > 1048576.0)
       return invalid_argument("rois[", n, "] needs too many samples per bin");
     const int64_t gh = std::max<int64_t>(static_cast<int64_t>(gh_d), 0);
     const int64_t gw = std::max<int64_t>(static_cast<int64_t>(gw_d), 0);
@@ -98,7 +100,9 @@ Status roi_align_impl(const Tensor& x, const Tensor& rois, const std::vector<int
         }
         for (int64_t c = 0; c < ch; ++c) {
           const T* img = in + (batch[static_cast<size_t>(n)] * ch + c) * h * w;
-          auto px = [&](int64_t o) { return static_cast<double>(static_cast<compute_t<T>>(img[o])); };
+          auto px = [&](int64_t o) {
+            return static_cast<double>(static_cast<compute_t<T>>(img[o]));
+          };
           double acc = max_mode ? -std::numeric_limits<double>::infinity() : 0.0;
           for (const Sample& s : samples) {
             if (max_mode) {
@@ -132,11 +136,12 @@ Status roi_align(KernelContext& ctx) {
   const Tensor& rois = ctx.input(1);
   const Tensor& bi = ctx.input(2);
   if (rois.dim(1) != 4)
-    return invalid_argument("rois must have shape [num_rois, 4], got ", shape_to_string(rois.shape()));
+    return invalid_argument("rois must have shape [num_rois, 4], got ",
+                            shape_to_string(rois.shape()));
   if (!dtype_is_integer(bi.dtype())) return invalid_argument("batch_indices must be integers");
   if (bi.dim(0) != rois.dim(0))
-    return invalid_argument("batch_indices has ", bi.dim(0), " entries but there are ",
-                            rois.dim(0), " rois");
+    return invalid_argument("batch_indices has ", bi.dim(0), " entries but there are ", rois.dim(0),
+                            " rois");
   std::vector<int64_t> batch = bi.to_int64_vector();
   for (size_t i = 0; i < batch.size(); ++i)
     if (batch[i] < 0 || batch[i] >= x.dim(0))
@@ -148,12 +153,14 @@ Status roi_align(KernelContext& ctx) {
   bool half_pixel = false;  // opset 10 behaves like output_half_pixel
   if (ctx.opset() >= 16) {
     const std::string ctm = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
-    if (ctm == "half_pixel") half_pixel = true;
+    if (ctm == "half_pixel")
+      half_pixel = true;
     else if (ctm != "output_half_pixel")
       return invalid_argument("unsupported coordinate_transformation_mode '", ctm, "'");
   }
   const int64_t oh = ctx.attr_int("output_height", 1), ow = ctx.attr_int("output_width", 1);
-  if (oh <= 0 || ow <= 0) return invalid_argument("output_height and output_width must be positive");
+  if (oh <= 0 || ow <= 0)
+    return invalid_argument("output_height and output_width must be positive");
   const int64_t sampling_ratio = ctx.attr_int("sampling_ratio", 0);
   if (sampling_ratio < 0 || sampling_ratio > 1024)
     return invalid_argument("sampling_ratio ", sampling_ratio, " is out of range");

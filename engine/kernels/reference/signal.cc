@@ -48,7 +48,8 @@ void dft_any(std::vector<cd>& a, int sign) {
   const uint64_t two_n = 2 * static_cast<uint64_t>(n);
   for (size_t k = 0; k < n; ++k) {
     const uint64_t k2 = (static_cast<uint64_t>(k) * k) % two_n;
-    w[k] = std::polar(1.0, sign * std::numbers::pi * static_cast<double>(k2) / static_cast<double>(n));
+    w[k] =
+        std::polar(1.0, sign * std::numbers::pi * static_cast<double>(k2) / static_cast<double>(n));
   }
   size_t m = 1;
   while (m < 2 * n - 1) m <<= 1;
@@ -182,8 +183,7 @@ Status stft(KernelContext& ctx) {
         for (int64_t k = 0; k < flen; ++k) {
           const T* p = in + (b * sig_len + f * step + k) * comps;
           const double wk = win ? to_d(win[k]) : 1.0;
-          buf[static_cast<size_t>(k)] =
-              cd(to_d(p[0]) * wk, comps == 2 ? to_d(p[1]) * wk : 0.0);
+          buf[static_cast<size_t>(k)] = cd(to_d(p[0]) * wk, comps == 2 ? to_d(p[1]) * wk : 0.0);
         }
         dft_any(buf, -1);
         T* q = out + (b * frames + f) * bins * 2;
@@ -278,7 +278,8 @@ Status mel_weight_matrix(KernelContext& ctx) {
   for (int64_t i = 0; i < num_mel + 2; ++i) {
     const double mel = static_cast<double>(i) * step + low_mel;
     const double hz = 700 * (std::pow(10.0, mel / 2595) - 1);
-    const double bin = std::floor(static_cast<double>(dft_len + 1) * hz / static_cast<double>(rate));
+    const double bin =
+        std::floor(static_cast<double>(dft_len + 1) * hz / static_cast<double>(rate));
     if (bin < 0 || bin >= static_cast<double>(spec_bins))
       return invalid_argument("upper_edge_hertz ", upper, " maps past the last of ", spec_bins,
                               " spectrogram bins (sample_rate ", rate, ")");
@@ -286,7 +287,9 @@ Status mel_weight_matrix(KernelContext& ctx) {
   }
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, dt, {spec_bins, num_mel}));
   std::vector<double> m(static_cast<size_t>(y.numel()), 0.0);
-  auto at = [&](int64_t j, int64_t i) -> double& { return m[static_cast<size_t>(j * num_mel + i)]; };
+  auto at = [&](int64_t j, int64_t i) -> double& {
+    return m[static_cast<size_t>(j * num_mel + i)];
+  };
   for (int64_t i = 0; i < num_mel; ++i) {
     const int64_t lo = edge[static_cast<size_t>(i)], center = edge[static_cast<size_t>(i + 1)],
                   hi = edge[static_cast<size_t>(i + 2)];

@@ -42,9 +42,12 @@ Status string_normalizer(KernelContext& ctx) {
   std::vector<std::string> kept;
   for (int64_t i = 0; i < x.numel(); ++i) {
     if (stop.count(cs ? in[i] : to_lower(in[i]))) continue;
-    if (action == "LOWER") kept.push_back(to_lower(in[i]));
-    else if (action == "UPPER") kept.push_back(to_upper(in[i]));
-    else kept.push_back(in[i]);
+    if (action == "LOWER")
+      kept.push_back(to_lower(in[i]));
+    else if (action == "UPPER")
+      kept.push_back(to_upper(in[i]));
+    else
+      kept.push_back(in[i]);
   }
   // When every string is removed, the output holds a single empty string.
   if (kept.empty()) kept.emplace_back();
@@ -166,7 +169,8 @@ Status tfidf_vectorizer(KernelContext& ctx) {
                             grams.size(), " n-grams");
   for (int64_t idx : p.indexes) {
     if (idx < 0) return invalid_argument("ngram_indexes contains a negative index");
-    if (idx >= ctx.max_elements()) return invalid_argument("ngram_indexes value ", idx, " is too large");
+    if (idx >= ctx.max_elements())
+      return invalid_argument("ngram_indexes value ", idx, " is too large");
     p.out_size = std::max(p.out_size, idx + 1);
   }
   const int64_t pool_size = static_cast<int64_t>(grams.size());
@@ -201,8 +205,10 @@ Status tfidf_vectorizer(KernelContext& ctx) {
       const int64_t f = freq[static_cast<size_t>(r * pool_size + g)];
       const float w = weights.empty() ? 1.0f : weights[static_cast<size_t>(g)];
       float v = static_cast<float>(f);
-      if (mode == "IDF") v = f > 0 ? w : 0.0f;
-      else if (mode == "TFIDF") v = static_cast<float>(f) * w;
+      if (mode == "IDF")
+        v = f > 0 ? w : 0.0f;
+      else if (mode == "TFIDF")
+        v = static_cast<float>(f) * w;
       if (v != 0) out[r * p.out_size + p.indexes[static_cast<size_t>(g)]] += v;
     }
   return Status::Ok();
