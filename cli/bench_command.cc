@@ -73,7 +73,7 @@ Status bench(const BenchArgs& args, CLI::App* cmd) {
 
   for (int i = 0; i < args.warmup; ++i) {
     auto r = session.run(feeds);
-    if (!r.ok()) return r.status().with_context("run failed (warmup run " + std::to_string(i + 1) + ")");
+    if (!r.ok()) return run_failure(r.status(), prepared, "run failed (warmup run " + std::to_string(i + 1) + ")");
   }
   std::vector<double> samples;
   const auto phase_start = std::chrono::steady_clock::now();
@@ -85,7 +85,7 @@ Status bench(const BenchArgs& args, CLI::App* cmd) {
     const auto start = std::chrono::steady_clock::now();
     auto r = session.run(feeds);
     samples.push_back(ms_since(start));
-    if (!r.ok()) return r.status().with_context("run failed (timed run " + std::to_string(samples.size()) + ")");
+    if (!r.ok()) return run_failure(r.status(), prepared, "run failed (timed run " + std::to_string(samples.size()) + ")");
   }
   BenchResult res;
   res.total_s = ms_since(phase_start) / 1000.0;

@@ -33,6 +33,16 @@ Result<InputSpec> make_input_spec(const InputArgs& args) {
   return spec;
 }
 
+Status run_failure(const Status& status, const std::vector<PreparedInput>& inputs, const std::string& what) {
+  std::string random;
+  for (const auto& in : inputs)
+    if (in.source.rfind("random", 0) == 0) random += (random.empty() ? "" : ", ") + in.name;
+  std::string message = what + ": " + status.message();
+  if (!random.empty())
+    message += " (generated random data for " + random + "; give real data with --input NAME=FILE.npy)";
+  return Status(status.code(), message);
+}
+
 double ms_since(const std::chrono::steady_clock::time_point& start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
@@ -46,7 +56,7 @@ Result<LoadedModel> load_model(const std::string& path, const SessionOptions& op
   const auto start = std::chrono::steady_clock::now();
   auto session = Session::load(path, options);
   m.load_ms = ms_since(start);
-  if (!session.ok()) return session.status().with_context("cannot load " + path);
+  if (!session.ok()) return session.status().with_context("cannot load model");
   m.session = std::move(session).value();
   return m;
 }

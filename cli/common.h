@@ -33,6 +33,10 @@ struct LoadedModel {
 // Loads a model, refusing missing paths and directories with a clear message.
 Result<LoadedModel> load_model(const std::string& path, const SessionOptions& options);
 
+// `status` from Session::run, prefixed with `what`; when some inputs were generated, adds a
+// hint that random data may be invalid for the model (indices, shapes) and how to give real data.
+Status run_failure(const Status& status, const std::vector<PreparedInput>& inputs, const std::string& what);
+
 // Milliseconds elapsed since `start` (std::chrono::steady_clock).
 double ms_since(const std::chrono::steady_clock::time_point& start);
 

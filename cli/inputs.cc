@@ -20,6 +20,13 @@ const V* find(const std::vector<std::pair<std::string, V>>& kv, const std::strin
   return nullptr;
 }
 
+std::string dims(const Shape& shape) {
+  if (shape.empty()) return "(scalar)";
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
 // Does `shape` fit the declaration (same rank, equal fixed dims)?
 bool fits(const TensorInfo& info, const Shape& shape) {
   if (!info.has_shape) return true;
@@ -35,7 +42,7 @@ Result<Shape> resolve_shape(const TensorInfo& info, const Shape* override_shape,
   *batch_applied = false;
   if (override_shape) {
     if (!fits(info, *override_shape))
-      return invalid_argument("--shape ", info.name, "=", shape_to_string(*override_shape),
+      return invalid_argument("--shape ", info.name, "=", dims(*override_shape),
                               " does not match the declared ", info.name, ": ", format_info(info));
     return *override_shape;
   }

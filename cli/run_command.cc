@@ -61,13 +61,13 @@ Status run(const RunArgs& args) {
     std::vector<NamedValue> feeds;
     for (const auto& p : prepared) feeds.emplace_back(p.name, Value(p.tensor));
     auto result = session.run_values(feeds);
-    if (!result.ok()) return result.status().with_context("run failed");
+    if (!result.ok()) return run_failure(result.status(), prepared, "run failed");
     outputs = std::move(result).value();
   } else {
     std::vector<NamedTensor> feeds;
     for (const auto& p : prepared) feeds.emplace_back(p.name, p.tensor);
     auto result = session.run(feeds);
-    if (!result.ok()) return result.status().with_context("run failed");
+    if (!result.ok()) return run_failure(result.status(), prepared, "run failed");
     for (auto& [name, t] : *result) outputs.emplace_back(name, Value(std::move(t)));
   }
   const double run_ms = ms_since(start);

@@ -111,6 +111,7 @@ ok run-shape-fixed "$OSPREY" run "$RELU" --shape x=3x4x5
 npy "$TMP/int.npy" '<i8' '(3, 4, 5)' "$(printf '\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00%.0s' $(seq 60))"
 npy "$TMP/short.npy" '<f4' '(3, 4, 5)' '\x00\x00\x80\x3f'
 npy "$TMP/shape.npy" '<f4' '(2,)' '\x00\x00\x80\x3f\x00\x00\x80\x3f'
+npy "$TMP/int1.npy" '<i8' '(2,)' '\x05\x00\x00\x00\x00\x00\x00\x00\x07\x00\x00\x00\x00\x00\x00\x00'
 printf 'this is not numpy' >"$TMP/text.npy"
 printf 'garbage, not a protobuf \x01\x02\xff\xff' >"$TMP/bad.onnx"
 
@@ -131,7 +132,7 @@ err run-shape-unknown "no input 'z'" "$OSPREY" run "$RELU" --shape z=1
 err run-bad-threads 'threads' "$OSPREY" run "$RELU" --threads -1
 err run-bad-random 'random' "$OSPREY" run "$RELU" --random cauchy
 err run-outdir-file 'output-dir' "$OSPREY" run "$RELU" --output-dir "$TMP/text.npy/sub"
-err run-no-model 'model' "$OSPREY" run
+err run-no-model 'MODEL' "$OSPREY" run
 
 # --- bench -----------------------------------------------------------------------------------
 ok bench-text "$OSPREY" bench "$RELU" --warmup 1 --iterations 5
@@ -158,6 +159,49 @@ err bench-zero-iterations 'iterations' "$OSPREY" bench "$RELU" --iterations 0
 err bench-batch-fixed 'symbolic first dimension' "$OSPREY" bench "$RELU" --batch 4
 err bench-missing-model 'no such file' "$OSPREY" bench "$TMP/missing.onnx"
 err bench-bad-shape 'bad shape' "$OSPREY" bench "$RELU" --shape x=3x4x
+
+# --- symbolic dims, int/bool inputs, unsafe output names (model built with protoc) ------------
+PROTO=/usr/include/onnx/onnx.proto
+if command -v protoc >/dev/null && [[ -f "$PROTO" ]]; then
+  DYN="$TMP/dyn.onnx"
+  protoc --encode=onnx.ModelProto -I"$(dirname "$PROTO")" "$PROTO" >"$DYN" <<'TXT'
+ir_version: 8
+producer_name: "osprey-cli-test"
+opset_import { domain: "" version: 17 }
+graph {
+  name: "dyn"
+  node { op_type: "Relu" input: "x" output: "y" }
+  node { op_type: "Identity" input: "k" output: "out/with:odd name" }
+  node { op_type: "Not" input: "mask" output: "m" }
+  input { name: "x" type { tensor_type { elem_type: 1 shape { dim { dim_param: "N" } dim { dim_value: 3 } } } } }
+  input { name: "k" type { tensor_type { elem_type: 7 shape { dim { } } } } }
+  input { name: "mask" type { tensor_type { elem_type: 9 shape { dim { dim_value: 2 } } } } }
+  output { name: "y" type { tensor_type { elem_type: 1 shape { dim { dim_param: "N" } dim { dim_value: 3 } } } } }
+  output { name: "out/with:odd name" type { tensor_type { elem_type: 7 shape { dim { } } } } }
+  output { name: "m" type { tensor_type { elem_type: 9 shape { dim { dim_value: 2 } } } } }
+}
+TXT
+  ok dyn-inspect "$OSPREY" inspect "$DYN"
+  contains dyn-inspect-symbolic 'x: float32\[N,3\]'
+  contains dyn-inspect-unknown 'k: int64\[\?\]'
+  ok dyn-run-default "$OSPREY" run "$DYN"
+  contains dyn-default-shape 'x +float32\[1,3\]'
+  ok dyn-run-shape "$OSPREY" run "$DYN" --shape x=4x3 --shape k=7 --output-dir "$TMP/dyn"
+  contains dyn-shape 'x +float32\[4,3\]'
+  contains dyn-int 'k +int64\[7\] +min=[0-9]+ max=[0-9]+'
+  contains dyn-bool 'mask +bool\[2\] +true=[0-2]/2'
+  if [[ -f "$TMP/dyn/out_with_odd_name.npy" && -f "$TMP/dyn/y.npy" && -f "$TMP/dyn/m.npy" ]]; then pass
+  else fail "dyn-run-shape: output files: $(ls "$TMP/dyn")"; fi
+  ok dyn-int-input "$OSPREY" run "$DYN" --input "k=$TMP/int1.npy"
+  contains dyn-int-input-values 'out/with:odd name +int64\[2\] +min=5 max=7'
+  err dyn-int-as-float 'float32' "$OSPREY" run "$DYN" --input "x=$TMP/int.npy"
+  err dyn-shape-rank 'does not match' "$OSPREY" run "$DYN" --shape x=4
+  ok dyn-bench-batch "$OSPREY" bench "$DYN" --batch 8 --iterations 3 --warmup 0 --json
+  contains dyn-bench-batch-json '"batch": 8'
+  contains dyn-bench-batch-shape '"shape": \[8, 3\]'
+else
+  echo "test_cli: protoc or $PROTO missing; skipping symbolic-dim cases" >&2
+fi
 
 echo "test_cli: $PASSES passed, $FAILS failed"
 [[ $FAILS -eq 0 ]]
