@@ -42,8 +42,12 @@ class KernelContext {
   }
   // The tensor at input i; the executor guarantees it is a tensor unless the
   // kernel is registered as taking sequences (see input_value).
-  const Tensor& input(int i) const { return inputs_[i]->tensor; }
-  const Value& input_value(int i) const { return *inputs_[i]; }
+  // An absent input reads as an undefined tensor / empty value, never out of bounds.
+  const Tensor& input(int i) const { return input_value(i).tensor; }
+  const Value& input_value(int i) const {
+    static const Value kAbsent;
+    return i >= 0 && i < num_inputs() && inputs_[i] ? *inputs_[i] : kAbsent;
+  }
 
   // ---- outputs
   int num_outputs() const { return static_cast<int>(outputs_->size()); }
@@ -69,7 +73,9 @@ class KernelContext {
   }
   int64_t max_elements() const { return max_elements_; }
 
-  // ---- attributes (default returned when absent)
+  // ---- attributes (default returned when absent). An attribute of another type than
+  // asked for also returns the default and records an error that the executor reports
+  // after the kernel returns ("attribute 'axis' must be int, got string").
   bool has_attr(const std::string& name) const { return node_.find_attribute(name) != nullptr; }
   int64_t attr_int(const std::string& name, int64_t def) const;
   float attr_float(const std::string& name, float def) const;
@@ -80,6 +86,8 @@ class KernelContext {
                                         std::vector<std::string> def = {}) const;
   const Tensor* attr_tensor(const std::string& name) const;  // nullptr if absent
   const ir::Graph* attr_graph(const std::string& name) const;
+
+  const std::string& attribute_error() const { return attr_error_; }
 
   // ---- control flow
   Result<std::vector<Value>> run_subgraph(const ir::Graph& g, std::vector<Value> inputs) {
@@ -93,6 +101,10 @@ class KernelContext {
   std::vector<Value>* outputs_;
   int64_t max_elements_;
   SubgraphRunner* subgraphs_;
+  mutable std::string attr_error_;
+
+  // The attribute `name` if present and of type `t`; records a type error otherwise.
+  const ir::Attribute* typed_attr(const std::string& name, ir::Attribute::Type t) const;
 };
 
 }  // namespace osprey

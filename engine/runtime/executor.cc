@@ -48,6 +48,7 @@ Status Executor::run_node(const ir::Node& n, std::vector<Value>& frame) {
   std::vector<Value> outputs(n.outputs.size());
   KernelContext ctx(n, std::move(inputs), &outputs, limits_.max_tensor_elements, this);
   Status s = k->fn(ctx);
+  if (!ctx.attribute_error().empty()) return invalid_argument(n.display_name(), ": ", ctx.attribute_error());
   if (!s.ok()) return s.with_context(n.display_name());
   const bool may_leave_empty = any_none_input || n.op_type == "Optional" || n.op_type == "If" ||
                                n.op_type == "Loop" || n.op_type == "Scan";

@@ -1,14 +1,14 @@
 #include "kernels/reference/common.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace osprey::ref {
 
 Status normalize_axis(int64_t axis, int64_t rank, int64_t* out, const char* what) {
-  const int64_t lo = -std::max<int64_t>(rank, 1), hi = std::max<int64_t>(rank, 1) - 1;
-  if (axis < lo || axis > hi)
+  if (axis < -rank || axis >= rank)
     return invalid_argument(what, " ", axis, " is out of range for rank ", rank);
-  *out = axis < 0 ? axis + std::max<int64_t>(rank, 1) : axis;
+  *out = axis < 0 ? axis + rank : axis;
   return Status::Ok();
 }
 
@@ -82,9 +82,12 @@ Status require_rank(const KernelContext& ctx, int i, int64_t lo, int64_t hi) {
   if (!ctx.has_input(i)) return invalid_argument("input ", i, " is required");
   if (!ctx.input_value(i).is_tensor()) return invalid_argument("input ", i, " must be a tensor");
   const int64_t r = ctx.input(i).rank();
-  if (r < lo || r > hi)
-    return invalid_argument("input ", i, " has rank ", r, ", expected ", lo == hi ? "" : "between ",
-                            lo, lo == hi ? "" : " and ", lo == hi ? "" : std::to_string(hi));
+  if (r < lo || r > hi) {
+    const std::string want = lo == hi                              ? std::to_string(lo)
+                             : hi >= std::numeric_limits<int64_t>::max() ? str_cat("at least ", lo)
+                                                                   : str_cat("between ", lo, " and ", hi);
+    return invalid_argument("input ", i, " has rank ", r, ", expected ", want);
+  }
   return Status::Ok();
 }
 
