@@ -154,7 +154,7 @@ Action add_bench_command(CLI::App& app) {
   cmd->add_option("MODEL", args->model, "ONNX model file")->required();
   add_input_options(cmd, &args->in);
   cmd->add_option("-t,--threads", args->threads, "Worker threads (0 = engine default)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_integer())
       ->capture_default_str();
   cmd->add_option("-b,--batch", args->batch,
                   "First dim of generated inputs whose first dim is symbolic; counts toward throughput")

@@ -7,6 +7,16 @@
 
 namespace osprey::cli {
 
+CLI::Validator non_negative_integer() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos)
+          return "must be a non-negative integer, not '" + value + "'";
+        return "";
+      },
+      "");
+}
+
 void add_input_options(CLI::App* cmd, InputArgs* args) {
   cmd->add_option("-i,--input", args->inputs,
                   "Feed input NAME from a .npy file (repeatable); inputs not given get seeded random data")
@@ -17,7 +27,9 @@ void add_input_options(CLI::App* cmd, InputArgs* args) {
                   "without one default to 1")
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
-  cmd->add_option("--seed", args->seed, "Seed for generated inputs")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Seed for generated inputs")
+      ->check(non_negative_integer())
+      ->capture_default_str();
   cmd->add_option("--random", args->distribution, "Distribution of generated float inputs: uniform in [-1,1) or normal N(0,1); integers are uniform in [0,100), bools fair coins")
       ->check(CLI::IsMember({"uniform", "normal"}))
       ->capture_default_str();

@@ -21,6 +21,9 @@ struct InputArgs {
   std::string distribution = "uniform";
 };
 
+// Validator for counts and seeds: digits only, with a short error message.
+CLI::Validator non_negative_integer();
+
 // Adds --input, --shape, --seed and --random to `cmd`, bound to `args`.
 void add_input_options(CLI::App* cmd, InputArgs* args);
 // Parses the values bound by add_input_options.

@@ -118,7 +118,7 @@ Action add_run_command(CLI::App& app) {
   cmd->add_option("-o,--output-dir", args->output_dir, "Write each output to DIR/<output name>.npy")
       ->type_name("DIR");
   cmd->add_option("-t,--threads", args->threads, "Worker threads (0 = engine default)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_integer())
       ->capture_default_str();
   return [args] { return run(*args); };
 }

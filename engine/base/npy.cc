@@ -305,6 +305,7 @@ using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
 }  // namespace
 
 Result<NpyHeader> parse_npy_header(std::string_view bytes) {
+  if (bytes.empty()) return invalid_argument("empty file, not an .npy file");
   if (bytes.size() < kMagicLen || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0)
     return invalid_argument("not an .npy file (missing the \\x93NUMPY magic; starts with ",
                             quoted_snippet(bytes.substr(0, 8)), ")");
