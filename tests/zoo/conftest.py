@@ -62,7 +62,10 @@ def osprey_bin():
 
 @pytest.fixture(scope="session")
 def ort_sessions():
-    """Reference sessions, one per model file: onnxruntime CPU, 1 thread."""
+    """Reference sessions, one per model file: onnxruntime CPU, 1 thread, graph
+    optimizations off, so the reference computes the graph as written. (ORT's own
+    fusions move results: on ppocr_det its optimized and unoptimized outputs differ by
+    8.9e-5, close to the 1e-4 agreement limit.)"""
     import onnxruntime as ort
 
     cache = {}
@@ -72,6 +75,7 @@ def ort_sessions():
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = 1
             opts.inter_op_num_threads = 1
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
             cache[path] = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         return cache[path]
 

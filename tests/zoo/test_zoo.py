@@ -6,7 +6,7 @@ as .npy, run through
     $OSPREY_BIN run MODEL --input NAME=FILE.npy ... --output-dir DIR
 
 (which writes DIR/<output name>.npy, characters outside [A-Za-z0-9._-] as '_'),
-and compared with onnxruntime (CPUExecutionProvider, 1 thread) on the same
+and compared with onnxruntime (CPUExecutionProvider, 1 thread, graph optimizations off) on the same
 inputs: float outputs must agree to max|err| <= 1e-4 * max(1, max|ref|) with
 cosine similarity >= 0.99999, integer outputs exactly. EfficientNet-Lite0 also
 has to rank real photographs' top-5 ImageNet classes exactly as onnxruntime does.
