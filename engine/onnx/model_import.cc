@@ -159,10 +159,15 @@ void collect_stats(const onnx::ModelProto& m, const ir::Graph& g, ModelStats* s)
   for (const auto& n : g.nodes) ++hist[n.domain.empty() ? n.op_type : n.domain + "." + n.op_type];
   s->op_histogram.assign(hist.begin(), hist.end());
   s->node_count = static_cast<int64_t>(g.nodes.size());
-  for (const auto& [id, t] : g.initializers) {
+  auto count = [s](const Tensor& t) {
     s->parameter_count += t.numel();
     s->parameter_bytes += static_cast<int64_t>(t.nbytes());
-  }
+  };
+  for (const auto& [id, t] : g.initializers) count(t);
+  // Exporters such as paddle2onnx store weights in Constant nodes instead of initializers.
+  for (const auto& n : g.nodes)
+    if (n.op_type == "Constant" && n.domain.empty())
+      if (const auto* a = n.find_attribute("value"); a && a->t.defined()) count(a->t);
 }
 
 }  // namespace
