@@ -6,6 +6,7 @@
 
 #include "kernels/registry.h"
 #include "onnx/onnx_import.h"
+#include "passes/pass_manager.h"
 #include "runtime/executor.h"
 
 namespace osprey {
@@ -146,6 +147,7 @@ Result<std::unique_ptr<Session>> Session::load_from_bytes(const std::string& byt
   OSPREY_ASSIGN_OR_RETURN(auto model, onnx_import::import_model(bytes, options.external_data_dir, options));
   impl->graph = model.graph;
   impl->stats = std::move(model.stats);
+  OSPREY_RETURN_IF_ERROR(passes::optimize(*impl->graph, options));  // optimization_level 0: none
   OSPREY_RETURN_IF_ERROR(impl->resolve_kernels());
   const ir::Graph& g = *impl->graph;
   for (int id : g.inputs) {

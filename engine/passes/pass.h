@@ -1,0 +1,43 @@
+// A graph optimization pass: a small IR -> IR rewrite with a name and a level.
+// Passes are run by the PassManager (pass_manager.h) over the main graph and every subgraph.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "osprey/status.h"
+
+namespace osprey::passes {
+
+// What a pass may know about where it runs.
+struct PassContext {
+  int optimization_level = 1;
+  // The session's element limit; passes never create a tensor above it.
+  int64_t max_tensor_elements = int64_t{1} << 31;
+  // True while the pass runs on a subgraph (If/Loop/Scan body) rather than the main graph.
+  bool in_subgraph = false;
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual const char* name() const = 0;
+  // The lowest session optimization level at which the pass runs (>= 1; level 0 runs none).
+  virtual int level() const = 0;
+  // Rewrites `g` (one graph, not its subgraphs: the manager visits those) and returns whether
+  // it changed anything. The manager re-finalizes the graph after a changing pass, so a pass
+  // need not keep node order, release_after or implicit inputs up to date; it must keep every
+  // read value defined and must not change the graph's input or output names.
+  virtual Result<bool> run(ir::Graph& g, PassContext& ctx) = 0;
+};
+
+// One factory per pass file.
+std::unique_ptr<Pass> make_identity_elimination();
+std::unique_ptr<Pass> make_constant_folding();
+std::unique_ptr<Pass> make_conv_bn_fold();
+std::unique_ptr<Pass> make_dead_code_elimination();
+
+}  // namespace osprey::passes

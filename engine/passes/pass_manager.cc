@@ -1,0 +1,105 @@
+#include "passes/pass_manager.h"
+
+#include <chrono>
+
+#include "passes/graph_dump.h"
+
+namespace osprey::passes {
+
+PassManagerOptions PassManagerOptions::from_session(const SessionOptions& o) {
+  PassManagerOptions p;
+  p.level = o.optimization_level;
+  p.max_tensor_elements = o.max_tensor_elements;
+  return p;
+}
+
+PassManager PassManager::with_default_passes(PassManagerOptions options) {
+  PassManager pm(std::move(options));
+  pm.add(make_identity_elimination());
+  pm.add(make_constant_folding());
+  pm.add(make_conv_bn_fold());
+  pm.add(make_dead_code_elimination());
+  return pm;
+}
+
+// The pass runs on `g` first, then on the subgraphs of the nodes that remain.
+Result<bool> PassManager::run_on_graph_tree(Pass& pass, ir::Graph& g, PassContext& ctx) {
+  OSPREY_ASSIGN_OR_RETURN(bool changed, pass.run(g, ctx));
+  const bool was_sub = ctx.in_subgraph;
+  ctx.in_subgraph = true;
+  for (auto& n : g.nodes)
+    for (auto& [k, a] : n.attributes) {
+      std::vector<ir::Graph*> subs;
+      if (a.g) subs.push_back(a.g.get());
+      for (auto& sg : a.graphs) subs.push_back(sg.get());
+      for (ir::Graph* sg : subs) {
+        auto r = run_on_graph_tree(pass, *sg, ctx);
+        if (!r.ok()) {
+          ctx.in_subgraph = was_sub;
+          return r.status().with_context(n.display_name() + " subgraph");
+        }
+        changed = changed || *r;
+      }
+    }
+  ctx.in_subgraph = was_sub;
+  return changed;
+}
+
+namespace {
+std::vector<std::string> names_of(const ir::Graph& g, const std::vector<int>& ids) {
+  std::vector<std::string> out;
+  for (int id : ids) out.push_back(g.values[static_cast<size_t>(id)].name);
+  return out;
+}
+}  // namespace
+
+Status PassManager::run(ir::Graph& g) {
+  records_.clear();
+  if (options_.level <= 0) return Status::Ok();
+  const auto inputs = names_of(g, g.inputs);
+  const auto outputs = names_of(g, g.outputs);
+  PassContext ctx;
+  ctx.optimization_level = options_.level;
+  ctx.max_tensor_elements = options_.max_tensor_elements;
+  for (auto& pass : passes_) {
+    if (pass->level() > options_.level) continue;
+    bool disabled = false;
+    for (const auto& d : options_.disabled) disabled = disabled || d == pass->name();
+    if (disabled) continue;
+    PassRecord rec;
+    rec.name = pass->name();
+    rec.nodes_before = static_cast<int64_t>(g.nodes.size());
+    if (options_.dump) options_.dump(rec.name, "before", dump_graph(g));
+    const auto t0 = std::chrono::steady_clock::now();
+    auto changed = run_on_graph_tree(*pass, g, ctx);
+    if (!changed.ok()) return changed.status().with_context(str_cat("pass ", rec.name));
+    rec.changed = *changed;
+    if (rec.changed || options_.verify_each_pass) {
+      Status s = g.finalize({});
+      if (!s.ok())
+        return internal_error("pass ", rec.name, " left an invalid graph: ", s.message());
+    }
+    if (options_.time_passes)
+      rec.micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                       std::chrono::steady_clock::now() - t0)
+                       .count();
+    if (options_.verify_each_pass) {
+      if (!g.captures.empty())
+        return internal_error("pass ", rec.name, " left value '",
+                              g.values[static_cast<size_t>(g.captures[0])].name, "' undefined");
+      if (names_of(g, g.inputs) != inputs || names_of(g, g.outputs) != outputs)
+        return internal_error("pass ", rec.name, " changed the graph's inputs or outputs");
+    }
+    rec.nodes_after = static_cast<int64_t>(g.nodes.size());
+    if (options_.dump) options_.dump(rec.name, "after", dump_graph(g));
+    records_.push_back(std::move(rec));
+  }
+  return Status::Ok();
+}
+
+Status optimize(ir::Graph& g, const SessionOptions& options) {
+  auto pm = PassManager::with_default_passes(PassManagerOptions::from_session(options));
+  return pm.run(g);
+}
+
+}  // namespace osprey::passes
