@@ -5,69 +5,19 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <string>
 #include <vector>
 
-#include "kernels/kernel.h"
-#include "kernels/registry.h"
+#include "kernel_harness.h"
 
 namespace osprey {
 namespace {
 
-using Attrs = std::map<std::string, ir::Attribute>;
-
-ir::Attribute int_attr(int64_t v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kInt;
-  a.i = v;
-  return a;
-}
-ir::Attribute string_attr(const std::string& v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kString;
-  a.s = v;
-  return a;
-}
-
-// Runs the reference kernel of `op` at `opset` on `inputs`; returns output 0.
-Result<Tensor> run(const std::string& op, int opset, const std::vector<Tensor>& inputs,
-                   const Attrs& attrs = {}) {
-  ir::Node node;
-  node.op_type = op;
-  node.opset = opset;
-  node.attributes = attrs;
-  node.outputs = {0};
-  std::vector<Value> values(inputs.begin(), inputs.end());
-  std::vector<const Value*> ptrs;
-  for (size_t i = 0; i < values.size(); ++i) {
-    node.inputs.push_back(static_cast<int>(i));
-    ptrs.push_back(&values[i]);
-  }
-  std::vector<Value> outs(1);
-  const KernelDef* k = find_kernel(op, "", opset, inputs.empty() ? DType::kUndefined
-                                                                  : inputs[0].dtype(), true);
-  if (!k) return not_found("no kernel for ", op);
-  KernelContext ctx(node, ptrs, &outs, 1 << 20, nullptr);
-  Status s = k->fn(ctx);
-  if (!s.ok()) return s;
-  return outs[0].tensor;
-}
-
-template <class T>
-Tensor vec(std::vector<T> v, Shape shape = {}) {
-  Tensor t = Tensor::from_vector(v);
-  return shape.empty() ? t : t.reshaped(shape);
-}
-
-template <class T>
-std::vector<T> values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
+using namespace osprey::testing;
 
 TEST(Elementwise, IntegerDivisionTruncatesAndNeverTraps) {
   const int32_t kMin = std::numeric_limits<int32_t>::min();
-  auto r = run("Div", 14, {vec<int32_t>({7, -7, 5, kMin}), vec<int32_t>({2, 2, 0, -1})});
+  auto r = run_single("Div", 14, {vec<int32_t>({7, -7, 5, kMin}), vec<int32_t>({2, 2, 0, -1})});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(values<int32_t>(*r), (std::vector<int32_t>{3, -3, 0, kMin}));
 }
@@ -75,18 +25,19 @@ TEST(Elementwise, IntegerDivisionTruncatesAndNeverTraps) {
 TEST(Elementwise, ModFollowsDivisorOrDividendSign) {
   auto a = vec<int32_t>({-7, 7, -7, 5, 6});
   auto b = vec<int32_t>({3, -3, -3, 0, -1});
-  auto r0 = run("Mod", 13, {a, b});
+  auto r0 = run_single("Mod", 13, {a, b});
   ASSERT_TRUE(r0.ok()) << r0.status().to_string();
   EXPECT_EQ(values<int32_t>(*r0), (std::vector<int32_t>{2, -2, -1, 0, 0}));
-  auto r1 = run("Mod", 13, {a, b}, {{"fmod", int_attr(1)}});
+  auto r1 = run_single("Mod", 13, {a, b}, {{"fmod", int_attr(1)}});
   ASSERT_TRUE(r1.ok()) << r1.status().to_string();
   EXPECT_EQ(values<int32_t>(*r1), (std::vector<int32_t>{-1, 1, -1, 0, 0}));
-  EXPECT_FALSE(run("Mod", 13, {a, b}, {{"fmod", int_attr(2)}}).ok());
+  EXPECT_FALSE(run_single("Mod", 13, {a, b}, {{"fmod", int_attr(2)}}).ok());
 }
 
 TEST(Elementwise, RoundHalfToEven) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  auto r = run("Round", 11, {vec<float>({0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, -2.6f, nan})});
+  auto r =
+      run_single("Round", 11, {vec<float>({0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, -2.6f, nan})});
   ASSERT_TRUE(r.ok());
   auto v = values<float>(*r);
   EXPECT_EQ(v[0], 0.0f);
@@ -100,62 +51,62 @@ TEST(Elementwise, RoundHalfToEven) {
 }
 
 TEST(Elementwise, PowMixedTypes) {
-  auto r = run("Pow", 15, {vec<int64_t>({2, 2, -1, 3}), vec<int64_t>({10, -1, -3, 0})});
+  auto r = run_single("Pow", 15, {vec<int64_t>({2, 2, -1, 3}), vec<int64_t>({10, -1, -3, 0})});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(values<int64_t>(*r), (std::vector<int64_t>{1024, 0, -1, 1}));
-  auto f = run("Pow", 15, {vec<float>({2.0f, 9.0f}), vec<uint8_t>({3, 0})});
+  auto f = run_single("Pow", 15, {vec<float>({2.0f, 9.0f}), vec<uint8_t>({3, 0})});
   ASSERT_TRUE(f.ok()) << f.status().to_string();
   EXPECT_EQ(values<float>(*f), (std::vector<float>{8.0f, 1.0f}));
-  auto i = run("Pow", 15, {vec<int32_t>({2, 4}), vec<float>({0.5f, 0.5f})});
+  auto i = run_single("Pow", 15, {vec<int32_t>({2, 4}), vec<float>({0.5f, 0.5f})});
   ASSERT_TRUE(i.ok()) << i.status().to_string();
   EXPECT_EQ(values<int32_t>(*i), (std::vector<int32_t>{1, 2}));
   // Before opset 12 both inputs must have the same type.
-  EXPECT_FALSE(run("Pow", 7, {vec<float>({2.0f}), vec<double>({3.0})}).ok());
+  EXPECT_FALSE(run_single("Pow", 7, {vec<float>({2.0f}), vec<double>({3.0})}).ok());
 }
 
 TEST(Elementwise, BitShiftPastWidthIsZero) {
-  auto l = run("BitShift", 11, {vec<uint8_t>({1, 3, 255}), vec<uint8_t>({9, 2, 1})},
-               {{"direction", string_attr("LEFT")}});
+  auto l = run_single("BitShift", 11, {vec<uint8_t>({1, 3, 255}), vec<uint8_t>({9, 2, 1})},
+                      {{"direction", string_attr("LEFT")}});
   ASSERT_TRUE(l.ok()) << l.status().to_string();
   EXPECT_EQ(values<uint8_t>(*l), (std::vector<uint8_t>{0, 12, 254}));
-  auto r = run("BitShift", 11, {vec<uint64_t>({~0ull, 8}), vec<uint64_t>({64, 3})},
-               {{"direction", string_attr("RIGHT")}});
+  auto r = run_single("BitShift", 11, {vec<uint64_t>({~0ull, 8}), vec<uint64_t>({64, 3})},
+                      {{"direction", string_attr("RIGHT")}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(values<uint64_t>(*r), (std::vector<uint64_t>{0, 1}));
-  EXPECT_FALSE(run("BitShift", 11, {vec<uint8_t>({1}), vec<uint8_t>({1})}).ok());
+  EXPECT_FALSE(run_single("BitShift", 11, {vec<uint8_t>({1}), vec<uint8_t>({1})}).ok());
 }
 
 TEST(Elementwise, LegacyBroadcastWithAxis) {
   std::vector<float> a(24, 1.0f);
-  auto r = run("Add", 6, {vec<float>(a, {2, 3, 4}), vec<float>({10, 20, 30})},
-               {{"broadcast", int_attr(1)}, {"axis", int_attr(1)}});
+  auto r = run_single("Add", 6, {vec<float>(a, {2, 3, 4}), vec<float>({10, 20, 30})},
+                      {{"broadcast", int_attr(1)}, {"axis", int_attr(1)}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->shape(), (Shape{2, 3, 4}));
   EXPECT_EQ(r->data<float>()[0], 11.0f);
   EXPECT_EQ(r->data<float>()[4], 21.0f);
   EXPECT_EQ(r->data<float>()[23], 31.0f);
   // Without broadcast=1, shapes must match exactly.
-  EXPECT_FALSE(run("Add", 6, {vec<float>(a, {2, 3, 4}), vec<float>({1, 2, 3, 4})}).ok());
+  EXPECT_FALSE(run_single("Add", 6, {vec<float>(a, {2, 3, 4}), vec<float>({1, 2, 3, 4})}).ok());
 }
 
 TEST(Elementwise, BroadcastMismatchIsAnError) {
-  auto r = run("Mul", 14, {vec<float>({1, 2, 3}), vec<float>({1, 2})});
+  auto r = run_single("Mul", 14, {vec<float>({1, 2, 3}), vec<float>({1, 2})});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_FALSE(run("Add", 14, {vec<float>({1}), vec<double>({1})}).ok());
-  EXPECT_FALSE(run("Add", 14, {vec<float>({1})}).ok());
+  EXPECT_FALSE(run_single("Add", 14, {vec<float>({1}), vec<double>({1})}).ok());
+  EXPECT_FALSE(run_single("Add", 14, {vec<float>({1})}).ok());
 }
 
 TEST(Elementwise, BroadcastRowsAndColumns) {
-  auto r = run("Sub", 14, {vec<int64_t>({1, 2, 3}, {3, 1}), vec<int64_t>({10, 20}, {1, 2})});
+  auto r = run_single("Sub", 14, {vec<int64_t>({1, 2, 3}, {3, 1}), vec<int64_t>({10, 20}, {1, 2})});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->shape(), (Shape{3, 2}));
   EXPECT_EQ(values<int64_t>(*r), (std::vector<int64_t>{-9, -19, -8, -18, -7, -17}));
 }
 
 TEST(Elementwise, CastStrings) {
-  auto f = run("Cast", 13, {vec<std::string>({"1.5", "-INF", "nan", "1e3", "+2", " 7 "})},
-               {{"to", int_attr(1)}});
+  auto f = run_single("Cast", 13, {vec<std::string>({"1.5", "-INF", "nan", "1e3", "+2", " 7 "})},
+                      {{"to", int_attr(1)}});
   ASSERT_TRUE(f.ok()) << f.status().to_string();
   auto v = values<float>(*f);
   EXPECT_EQ(v[0], 1.5f);
@@ -164,37 +115,40 @@ TEST(Elementwise, CastStrings) {
   EXPECT_EQ(v[3], 1000.0f);
   EXPECT_EQ(v[4], 2.0f);
   EXPECT_EQ(v[5], 7.0f);
-  auto i = run("Cast", 13, {vec<std::string>({"100.5", "-12", "9223372036854775807"})},
-               {{"to", int_attr(7)}});
+  auto i = run_single("Cast", 13, {vec<std::string>({"100.5", "-12", "9223372036854775807"})},
+                      {{"to", int_attr(7)}});
   ASSERT_TRUE(i.ok()) << i.status().to_string();
   EXPECT_EQ(values<int64_t>(*i),
             (std::vector<int64_t>{100, -12, std::numeric_limits<int64_t>::max()}));
-  EXPECT_FALSE(run("Cast", 13, {vec<std::string>({"abc"})}, {{"to", int_attr(1)}}).ok());
-  auto s = run("Cast", 13,
-               {vec<float>({0.5f, 100.0f, 1e-5f, std::numeric_limits<float>::quiet_NaN(), -2.25f})},
-               {{"to", int_attr(8)}});
+  EXPECT_FALSE(run_single("Cast", 13, {vec<std::string>({"abc"})}, {{"to", int_attr(1)}}).ok());
+  auto s = run_single(
+      "Cast", 13,
+      {vec<float>({0.5f, 100.0f, 1e-5f, std::numeric_limits<float>::quiet_NaN(), -2.25f})},
+      {{"to", int_attr(8)}});
   ASSERT_TRUE(s.ok()) << s.status().to_string();
   EXPECT_EQ(values<std::string>(*s),
             (std::vector<std::string>{"0.5", "100.0", "1e-05", "NaN", "-2.25"}));
 }
 
 TEST(Elementwise, CastHalfAndBoolToString) {
-  auto h = run("Cast", 13,
-               {Tensor::from_vector<Float16>({Float16(0.1f), Float16(65504.0f), Float16(-1e-5f)})},
-               {{"to", int_attr(8)}});
+  auto h = run_single(
+      "Cast", 13,
+      {Tensor::from_vector<Float16>({Float16(0.1f), Float16(65504.0f), Float16(-1e-5f)})},
+      {{"to", int_attr(8)}});
   ASSERT_TRUE(h.ok()) << h.status().to_string();
   EXPECT_EQ(values<std::string>(*h), (std::vector<std::string>{"0.1", "65500.0", "-1e-05"}));
-  auto b = run("Cast", 13, {vec<bool>({true, false})}, {{"to", int_attr(8)}});
+  auto b = run_single("Cast", 13, {vec<bool>({true, false})}, {{"to", int_attr(8)}});
   ASSERT_TRUE(b.ok()) << b.status().to_string();
   EXPECT_EQ(values<std::string>(*b), (std::vector<std::string>{"True", "False"}));
-  auto back = run("Cast", 13, {*b}, {{"to", int_attr(9)}});
+  auto back = run_single("Cast", 13, {*b}, {{"to", int_attr(9)}});
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   EXPECT_EQ(values<bool>(*back), (std::vector<bool>{true, false}));
 }
 
 TEST(Elementwise, CastFloatToIntHasNoUndefinedBehaviour) {
-  auto r = run("Cast", 13, {vec<float>({std::numeric_limits<float>::quiet_NaN(), 300.0f, -1.9f, 1e30f})},
-               {{"to", int_attr(3)}});  // int8
+  auto r = run_single("Cast", 13,
+                      {vec<float>({std::numeric_limits<float>::quiet_NaN(), 300.0f, -1.9f, 1e30f})},
+                      {{"to", int_attr(3)}});  // int8
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   auto v = values<int8_t>(*r);
   EXPECT_EQ(v[0], 0);
@@ -203,30 +157,30 @@ TEST(Elementwise, CastFloatToIntHasNoUndefinedBehaviour) {
 }
 
 TEST(Elementwise, CastLegacyStringTo) {
-  auto r = run("Cast", 1, {vec<int32_t>({1, 0, -3})}, {{"to", string_attr("BOOL")}});
+  auto r = run_single("Cast", 1, {vec<int32_t>({1, 0, -3})}, {{"to", string_attr("BOOL")}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->dtype(), DType::kBool);
   EXPECT_EQ(values<bool>(*r), (std::vector<bool>{true, false, true}));
-  EXPECT_FALSE(run("Cast", 13, {vec<int32_t>({1})}, {{"to", int_attr(99)}}).ok());
-  EXPECT_FALSE(run("Cast", 13, {vec<int32_t>({1})}).ok());
+  EXPECT_FALSE(run_single("Cast", 13, {vec<int32_t>({1})}, {{"to", int_attr(99)}}).ok());
+  EXPECT_FALSE(run_single("Cast", 13, {vec<int32_t>({1})}).ok());
 }
 
 TEST(Elementwise, ClipBoundsAsInputs) {
-  auto r = run("Clip", 13, {vec<int32_t>({-5, 0, 5}), Tensor::scalar<int32_t>(-1)});
+  auto r = run_single("Clip", 13, {vec<int32_t>({-5, 0, 5}), Tensor::scalar<int32_t>(-1)});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(values<int32_t>(*r), (std::vector<int32_t>{-1, 0, 5}));
   // min > max gives max everywhere.
-  auto m = run("Clip", 13,
-               {vec<float>({-5, 0, 5}), Tensor::scalar<float>(2), Tensor::scalar<float>(1)});
+  auto m = run_single("Clip", 13,
+                      {vec<float>({-5, 0, 5}), Tensor::scalar<float>(2), Tensor::scalar<float>(1)});
   ASSERT_TRUE(m.ok()) << m.status().to_string();
   EXPECT_EQ(values<float>(*m), (std::vector<float>{1, 1, 1}));
-  EXPECT_FALSE(run("Clip", 13, {vec<float>({1}), vec<float>({0, 1})}).ok());
+  EXPECT_FALSE(run_single("Clip", 13, {vec<float>({1}), vec<float>({0, 1})}).ok());
 }
 
 TEST(Elementwise, WhereBroadcastsThreeWays) {
-  auto r = run("Where", 16,
-               {vec<bool>({true, false}, {1, 2}), vec<int64_t>({1, 2, 3}, {3, 1}),
-                Tensor::scalar<int64_t>(0)});
+  auto r = run_single("Where", 16,
+                      {vec<bool>({true, false}, {1, 2}), vec<int64_t>({1, 2, 3}, {3, 1}),
+                       Tensor::scalar<int64_t>(0)});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->shape(), (Shape{3, 2}));
   EXPECT_EQ(values<int64_t>(*r), (std::vector<int64_t>{1, 0, 2, 0, 3, 0}));
@@ -234,37 +188,39 @@ TEST(Elementwise, WhereBroadcastsThreeWays) {
 
 TEST(Elementwise, VariadicMaxPropagatesNaNAndMeanBroadcasts) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  auto r = run("Max", 13, {vec<float>({1, nan, 3}), vec<float>({2, 0, nan}), vec<float>({0})});
+  auto r =
+      run_single("Max", 13, {vec<float>({1, nan, 3}), vec<float>({2, 0, nan}), vec<float>({0})});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   auto v = values<float>(*r);
   EXPECT_EQ(v[0], 2.0f);
   EXPECT_TRUE(std::isnan(v[1]));
   EXPECT_TRUE(std::isnan(v[2]));
-  auto m = run("Mean", 13, {vec<float>({1, 2}, {2, 1}), vec<float>({3, 5, 7}, {1, 3})});
+  auto m = run_single("Mean", 13, {vec<float>({1, 2}, {2, 1}), vec<float>({3, 5, 7}, {1, 3})});
   ASSERT_TRUE(m.ok()) << m.status().to_string();
   EXPECT_EQ(values<float>(*m), (std::vector<float>{2, 3, 4, 2.5f, 3.5f, 4.5f}));
 }
 
 TEST(Elementwise, AbsAndNegWrapAtIntMin) {
-  auto a = run("Abs", 13, {vec<int8_t>({-128, -3, 4})});
+  auto a = run_single("Abs", 13, {vec<int8_t>({-128, -3, 4})});
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(values<int8_t>(*a), (std::vector<int8_t>{-128, 3, 4}));
-  auto n = run("Neg", 13, {vec<int64_t>({std::numeric_limits<int64_t>::min(), 5})});
+  auto n = run_single("Neg", 13, {vec<int64_t>({std::numeric_limits<int64_t>::min(), 5})});
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(values<int64_t>(*n), (std::vector<int64_t>{std::numeric_limits<int64_t>::min(), -5}));
 }
 
 TEST(Elementwise, PReluRejectsNonUnidirectionalSlope) {
-  auto r = run("PRelu", 16, {vec<float>({-1, 2}), vec<float>({0.5f, 0.5f, 0.5f}, {3, 1})});
+  auto r = run_single("PRelu", 16, {vec<float>({-1, 2}), vec<float>({0.5f, 0.5f, 0.5f}, {3, 1})});
   EXPECT_FALSE(r.ok());
-  auto ok = run("PRelu", 16, {vec<float>({-2, 2}), Tensor::scalar<float>(0.25f)});
+  auto ok = run_single("PRelu", 16, {vec<float>({-2, 2}), Tensor::scalar<float>(0.25f)});
   ASSERT_TRUE(ok.ok()) << ok.status().to_string();
   EXPECT_EQ(values<float>(*ok), (std::vector<float>{-0.5f, 2.0f}));
 }
 
 TEST(Elementwise, Float16Arithmetic) {
-  auto r = run("Add", 14, {Tensor::from_vector<Float16>({Float16(1.5f), Float16(-2.0f)}),
-                           Tensor::scalar<Float16>(Float16(0.25f))});
+  auto r = run_single("Add", 14,
+                      {Tensor::from_vector<Float16>({Float16(1.5f), Float16(-2.0f)}),
+                       Tensor::scalar<Float16>(Float16(0.25f))});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(static_cast<float>(r->data<Float16>()[0]), 1.75f);
   EXPECT_EQ(static_cast<float>(r->data<Float16>()[1]), -1.75f);

@@ -4,246 +4,165 @@
 
 #include <cmath>
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
-#include "kernels/kernel.h"
-#include "kernels/registry.h"
+#include "kernel_harness.h"
 
 namespace osprey {
 namespace {
 
-using Attrs = std::map<std::string, ir::Attribute>;
-
-ir::Attribute int_attr(int64_t v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kInt;
-  a.i = v;
-  return a;
-}
-ir::Attribute float_attr(float v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kFloat;
-  a.f = v;
-  return a;
-}
-ir::Attribute ints_attr(std::vector<int64_t> v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-ir::Attribute floats_attr(std::vector<float> v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kFloats;
-  a.floats = std::move(v);
-  return a;
-}
-ir::Attribute string_attr(const std::string& v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kString;
-  a.s = v;
-  return a;
-}
-ir::Attribute strings_attr(std::vector<std::string> v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kStrings;
-  a.strings = std::move(v);
-  return a;
-}
-
-// Runs the reference kernel of `op` at `opset`; an undefined tensor is an omitted input.
-Result<Tensor> run(const std::string& op, int opset, const std::vector<Tensor>& inputs,
-                   const Attrs& attrs = {}) {
-  ir::Node node;
-  node.op_type = op;
-  node.opset = opset;
-  node.attributes = attrs;
-  node.outputs.push_back(100);
-  std::vector<Value> values;
-  for (const auto& t : inputs) values.push_back(t.defined() ? Value(t) : Value());
-  std::vector<const Value*> ptrs;
-  for (size_t i = 0; i < values.size(); ++i) {
-    node.inputs.push_back(inputs[i].defined() ? static_cast<int>(i) : ir::kNoValue);
-    ptrs.push_back(&values[i]);
-  }
-  std::vector<Value> outs(1);
-  const DType dt = inputs.empty() ? DType::kUndefined : inputs[0].dtype();
-  const KernelDef* k = find_kernel(op, "", opset, dt, true);
-  if (!k) return not_found("no kernel for ", op);
-  KernelContext ctx(node, ptrs, &outs, 1 << 20, nullptr);
-  Status s = k->fn(ctx);
-  if (!s.ok()) return s;
-  return outs[0].tensor;
-}
-
-template <class T>
-Tensor vec(std::vector<T> v, Shape shape = {}) {
-  Tensor t = Tensor::from_vector(v);
-  return shape.empty() ? t : t.reshaped(shape);
-}
-Tensor fvec(std::vector<float> v, Shape shape = {}) { return vec<float>(std::move(v), shape); }
-
-template <class T>
-std::vector<T> values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
-
-void expect_near(const Tensor& t, const std::vector<float>& want, float tol = 1e-5f) {
-  ASSERT_EQ(t.numel(), static_cast<int64_t>(want.size()));
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(t.data<float>()[i], want[i], tol) << i;
-}
-
-void expect_invalid(const Result<Tensor>& r, const std::string& needle) {
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().to_string();
-  EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
-}
+using namespace osprey::testing;
 
 TEST(Resize, Opset10NearestRepeats) {
-  auto r = run("Resize", 10, {fvec({1, 2, 3, 4}, {1, 1, 2, 2}), fvec({1, 1, 2, 2})},
-               {{"mode", string_attr("nearest")}});
+  auto r = run_single("Resize", 10, {fvec({1, 2, 3, 4}, {1, 1, 2, 2}), fvec({1, 1, 2, 2})},
+                      {{"mode", string_attr("nearest")}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->shape(), (Shape{1, 1, 4, 4}));
   expect_near(*r, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
 }
 
 TEST(Upsample, Opset7LinearIsAsymmetric) {
-  auto r = run("Upsample", 7, {fvec({1, 3}, {1, 1, 1, 2})},
-               {{"mode", string_attr("linear")}, {"scales", floats_attr({1, 1, 1, 2})}});
+  auto r = run_single("Upsample", 7, {fvec({1, 3}, {1, 1, 1, 2})},
+                      {{"mode", string_attr("linear")}, {"scales", floats_attr({1, 1, 1, 2})}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   expect_near(*r, {1, 2, 3, 3});
 }
 
 TEST(Resize, LinearOnUint8Rounds) {
-  auto r = run("Resize", 13, {vec<uint8_t>({0, 255}, {1, 2}), Tensor(), fvec({1, 2})},
-               {{"mode", string_attr("linear")},
-                {"coordinate_transformation_mode", string_attr("align_corners")}});
+  auto r = run_single("Resize", 13, {vec<uint8_t>({0, 255}, {1, 2}), Tensor(), fvec({1, 2})},
+                      {{"mode", string_attr("linear")},
+                       {"coordinate_transformation_mode", string_attr("align_corners")}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   // Positions 0, 1/3, 2/3, 1 of the way from 0 to 255.
   EXPECT_EQ(values<uint8_t>(*r), (std::vector<uint8_t>{0, 85, 170, 255}));
 }
 
 TEST(Resize, NearestGathersStrings) {
-  auto r = run("Resize", 13, {vec<std::string>({"a", "b"}), Tensor(), Tensor(), vec<int64_t>({4})},
-               {{"mode", string_attr("nearest")},
-                {"coordinate_transformation_mode", string_attr("asymmetric")}});
+  auto r = run_single("Resize", 13,
+                      {vec<std::string>({"a", "b"}), Tensor(), Tensor(), vec<int64_t>({4})},
+                      {{"mode", string_attr("nearest")},
+                       {"coordinate_transformation_mode", string_attr("asymmetric")}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(values<std::string>(*r), (std::vector<std::string>{"a", "a", "b", "b"}));
 }
 
 TEST(Resize, CubicOnIdentityIsExact) {
-  auto r = run("Resize", 13, {fvec({1, 5, 2, 7}, {2, 2}), Tensor(), fvec({1, 1})},
-               {{"mode", string_attr("cubic")}});
+  auto r = run_single("Resize", 13, {fvec({1, 5, 2, 7}, {2, 2}), Tensor(), fvec({1, 1})},
+                      {{"mode", string_attr("cubic")}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   expect_near(*r, {1, 5, 2, 7}, 0);
 }
 
 TEST(Resize, RejectsBadScalesAndSizes) {
   const Tensor x = fvec({1, 2, 3, 4}, {1, 1, 2, 2});
-  expect_invalid(run("Resize", 13, {x, Tensor(), fvec({1, 1, 2, 2}), vec<int64_t>({1, 1, 4, 4})}),
-                 "exactly one");
-  expect_invalid(run("Resize", 13, {x, Tensor(), fvec({2, 2})}), "one value per input axis");
-  expect_invalid(run("Resize", 13, {x, Tensor(), fvec({1, 1, -2, 2})}), "must be positive");
-  expect_invalid(run("Resize", 13, {x, Tensor(), Tensor(), vec<int64_t>({1, 1, -1, 4})}),
-                 "negative");
-  expect_invalid(run("Resize", 13, {x, Tensor(), fvec({1, 1, 2, 2})},
-                     {{"coordinate_transformation_mode", string_attr("corners")}}),
-                 "coordinate_transformation_mode");
-  expect_invalid(run("Resize", 13, {x, fvec({0, 0}), fvec({1, 1, 2, 2})},
-                     {{"coordinate_transformation_mode", string_attr("tf_crop_and_resize")}}),
-                 "roi");
   expect_invalid(
-      run("Resize", 13, {x, Tensor(), fvec({1, 1, 2, 2})}, {{"mode", string_attr("area")}}),
+      run_single("Resize", 13, {x, Tensor(), fvec({1, 1, 2, 2}), vec<int64_t>({1, 1, 4, 4})}),
+      "exactly one");
+  expect_invalid(run_single("Resize", 13, {x, Tensor(), fvec({2, 2})}), "one value per input axis");
+  expect_invalid(run_single("Resize", 13, {x, Tensor(), fvec({1, 1, -2, 2})}), "must be positive");
+  expect_invalid(run_single("Resize", 13, {x, Tensor(), Tensor(), vec<int64_t>({1, 1, -1, 4})}),
+                 "negative");
+  expect_invalid(run_single("Resize", 13, {x, Tensor(), fvec({1, 1, 2, 2})},
+                            {{"coordinate_transformation_mode", string_attr("corners")}}),
+                 "coordinate_transformation_mode");
+  expect_invalid(
+      run_single("Resize", 13, {x, fvec({0, 0}), fvec({1, 1, 2, 2})},
+                 {{"coordinate_transformation_mode", string_attr("tf_crop_and_resize")}}),
+      "roi");
+  expect_invalid(
+      run_single("Resize", 13, {x, Tensor(), fvec({1, 1, 2, 2})}, {{"mode", string_attr("area")}}),
       "mode");
 }
 
 TEST(GridSample, RejectsBadGrid) {
-  expect_invalid(
-      run("GridSample", 16, {fvec({1, 2, 3, 4}, {1, 1, 2, 2}), fvec({0, 0, 0}, {1, 1, 1, 3})}),
-      "grid must have shape");
+  expect_invalid(run_single("GridSample", 16,
+                            {fvec({1, 2, 3, 4}, {1, 1, 2, 2}), fvec({0, 0, 0}, {1, 1, 1, 3})}),
+                 "grid must have shape");
 }
 
 TEST(GridSample, BorderClampsFarPoints) {
-  auto r = run("GridSample", 16,
-               {fvec({1, 2, 3, 4}, {1, 1, 2, 2}), fvec({-50, -50, 50, 50}, {1, 1, 2, 2})},
-               {{"padding_mode", string_attr("border")}});
+  auto r = run_single("GridSample", 16,
+                      {fvec({1, 2, 3, 4}, {1, 1, 2, 2}), fvec({-50, -50, 50, 50}, {1, 1, 2, 2})},
+                      {{"padding_mode", string_attr("border")}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   expect_near(*r, {1, 4});
 }
 
 TEST(RoiAlign, RejectsBadBatchIndex) {
   expect_invalid(
-      run("RoiAlign", 16,
-          {fvec({1, 2, 3, 4}, {1, 1, 2, 2}), fvec({0, 0, 1, 1}, {1, 4}), vec<int64_t>({3})}),
+      run_single("RoiAlign", 16,
+                 {fvec({1, 2, 3, 4}, {1, 1, 2, 2}), fvec({0, 0, 1, 1}, {1, 4}), vec<int64_t>({3})}),
       "batch_indices[0]");
 }
 
 TEST(NonMaxSuppression, RejectsBadInputs) {
   const Tensor boxes = fvec({0, 0, 1, 1}, {1, 1, 4});
-  expect_invalid(run("NonMaxSuppression", 11,
-                     {boxes, fvec({0.5f}, {1, 1, 1}), vec<int64_t>({1}), fvec({1.5f})}),
+  expect_invalid(run_single("NonMaxSuppression", 11,
+                            {boxes, fvec({0.5f}, {1, 1, 1}), vec<int64_t>({1}), fvec({1.5f})}),
                  "iou_threshold");
-  expect_invalid(run("NonMaxSuppression", 11, {boxes, fvec({0.5f, 0.2f}, {1, 1, 2})}),
+  expect_invalid(run_single("NonMaxSuppression", 11, {boxes, fvec({0.5f, 0.2f}, {1, 1, 2})}),
                  "does not match");
 }
 
 TEST(NonMaxSuppression, DefaultMaxOutputSelectsNothing) {
-  auto r = run("NonMaxSuppression", 11, {fvec({0, 0, 1, 1}, {1, 1, 4}), fvec({0.5f}, {1, 1, 1})});
+  auto r =
+      run_single("NonMaxSuppression", 11, {fvec({0, 0, 1, 1}, {1, 1, 4}), fvec({0.5f}, {1, 1, 1})});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->shape(), (Shape{0, 3}));
 }
 
 TEST(Dft, NonPowerOfTwoAndInverseRoundTrip) {
-  auto r = run("DFT", 17, {fvec({1, 2, 3}, {1, 3, 1})});
+  auto r = run_single("DFT", 17, {fvec({1, 2, 3}, {1, 3, 1})});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   const float s = std::sqrt(3.0f) / 2;
   expect_near(*r, {6, 0, -1.5f, s, -1.5f, -s});
-  auto back = run("DFT", 17, {*r}, {{"inverse", int_attr(1)}});
+  auto back = run_single("DFT", 17, {*r}, {{"inverse", int_attr(1)}});
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   expect_near(*back, {1, 0, 2, 0, 3, 0});
-  expect_invalid(run("DFT", 17, {fvec({1, 2, 3}, {1, 3, 1})}, {{"axis", int_attr(2)}}), "axis");
-  expect_invalid(run("DFT", 17, {fvec({1, 2, 3}, {1, 1, 3})}), "last dimension");
+  expect_invalid(run_single("DFT", 17, {fvec({1, 2, 3}, {1, 3, 1})}, {{"axis", int_attr(2)}}),
+                 "axis");
+  expect_invalid(run_single("DFT", 17, {fvec({1, 2, 3}, {1, 1, 3})}), "last dimension");
 }
 
 TEST(Windows, SymmetricLengthOneIsOne) {
-  auto r = run("HannWindow", 17, {Tensor::scalar<int64_t>(1)}, {{"periodic", int_attr(0)}});
+  auto r = run_single("HannWindow", 17, {Tensor::scalar<int64_t>(1)}, {{"periodic", int_attr(0)}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   expect_near(*r, {1});
-  expect_invalid(run("HannWindow", 17, {Tensor::scalar<int64_t>(-3)}), "non-negative");
-  expect_invalid(
-      run("HannWindow", 17, {Tensor::scalar<int64_t>(3)}, {{"output_datatype", int_attr(8)}}),
-      "output_datatype");
+  expect_invalid(run_single("HannWindow", 17, {Tensor::scalar<int64_t>(-3)}), "non-negative");
+  expect_invalid(run_single("HannWindow", 17, {Tensor::scalar<int64_t>(3)},
+                            {{"output_datatype", int_attr(8)}}),
+                 "output_datatype");
 }
 
 TEST(StringNormalizer, LowerWithoutStopwords) {
-  auto r = run("StringNormalizer", 10, {vec<std::string>({"Ab", "cD"})},
-               {{"case_change_action", string_attr("LOWER")}, {"stopwords", strings_attr({"AB"})}});
+  auto r = run_single(
+      "StringNormalizer", 10, {vec<std::string>({"Ab", "cD"})},
+      {{"case_change_action", string_attr("LOWER")}, {"stopwords", strings_attr({"AB"})}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(values<std::string>(*r), (std::vector<std::string>{"cd"}));
 }
 
 TEST(TfIdfVectorizer, RejectsInconsistentPool) {
-  expect_invalid(run("TfIdfVectorizer", 9, {vec<int64_t>({1, 2})},
-                     {{"mode", string_attr("TF")},
-                      {"min_gram_length", int_attr(1)},
-                      {"max_gram_length", int_attr(2)},
-                      {"ngram_counts", ints_attr({0, 1})},
-                      {"ngram_indexes", ints_attr({0, 1})},
-                      {"pool_int64s", ints_attr({1, 2})}}),
+  expect_invalid(run_single("TfIdfVectorizer", 9, {vec<int64_t>({1, 2})},
+                            {{"mode", string_attr("TF")},
+                             {"min_gram_length", int_attr(1)},
+                             {"max_gram_length", int_attr(2)},
+                             {"ngram_counts", ints_attr({0, 1})},
+                             {"ngram_indexes", ints_attr({0, 1})},
+                             {"pool_int64s", ints_attr({1, 2})}}),
                  "whole 2-grams");
 }
 
 TEST(TfIdfVectorizer, IdfWeights) {
-  auto r = run("TfIdfVectorizer", 9, {vec<int64_t>({1, 1, 2})},
-               {{"mode", string_attr("TFIDF")},
-                {"min_gram_length", int_attr(1)},
-                {"max_gram_length", int_attr(1)},
-                {"ngram_counts", ints_attr({0})},
-                {"ngram_indexes", ints_attr({1, 0})},
-                {"pool_int64s", ints_attr({1, 2})},
-                {"weights", floats_attr({0.5f, 3})}});
+  auto r = run_single("TfIdfVectorizer", 9, {vec<int64_t>({1, 1, 2})},
+                      {{"mode", string_attr("TFIDF")},
+                       {"min_gram_length", int_attr(1)},
+                       {"max_gram_length", int_attr(1)},
+                       {"ngram_counts", ints_attr({0})},
+                       {"ngram_indexes", ints_attr({1, 0})},
+                       {"pool_int64s", ints_attr({1, 2})},
+                       {"weights", floats_attr({0.5f, 3})}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   expect_near(*r, {3, 1});
 }
@@ -253,19 +172,19 @@ TEST(Random, SeedIsDeterministicAndInRange) {
                    {"seed", float_attr(7)},
                    {"low", float_attr(-2)},
                    {"high", float_attr(3)}};
-  auto r1 = run("RandomUniform", 1, {}, a);
-  auto r2 = run("RandomUniform", 1, {}, a);
+  auto r1 = run_single("RandomUniform", 1, {}, a);
+  auto r2 = run_single("RandomUniform", 1, {}, a);
   ASSERT_TRUE(r1.ok() && r2.ok());
   EXPECT_EQ(values<float>(*r1), values<float>(*r2));
   for (float v : values<float>(*r1)) {
     EXPECT_GE(v, -2);
     EXPECT_LT(v, 3);
   }
-  auto m = run("Multinomial", 7, {fvec({0, -1e9f}, {1, 2})},
-               {{"sample_size", int_attr(5)}, {"seed", float_attr(1)}});
+  auto m = run_single("Multinomial", 7, {fvec({0, -1e9f}, {1, 2})},
+                      {{"sample_size", int_attr(5)}, {"seed", float_attr(1)}});
   ASSERT_TRUE(m.ok()) << m.status().to_string();
   EXPECT_EQ(values<int32_t>(*m), (std::vector<int32_t>(5, 0)));
-  expect_invalid(run("Bernoulli", 15, {fvec({0.5f, 2})}), "probability");
+  expect_invalid(run_single("Bernoulli", 15, {fvec({0.5f, 2})}), "probability");
 }
 
 }  // namespace

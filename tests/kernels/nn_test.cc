@@ -5,71 +5,26 @@
 
 #include <cmath>
 #include <cstdint>
-#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "kernels/kernel.h"
+#include "kernel_harness.h"
 #include "kernels/reference/gemm_core.h"
-#include "kernels/registry.h"
 
 namespace osprey {
 namespace {
 
-using Attrs = std::map<std::string, ir::Attribute>;
+using namespace osprey::testing;
 
-ir::Attribute ints_attr(std::vector<int64_t> v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-ir::Attribute int_attr(int64_t v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kInt;
-  a.i = v;
-  return a;
-}
+// The nn tests have always run with a larger element limit than the other kernel tests.
+constexpr int64_t kNnMaxElements = int64_t{1} << 24;
 
 // Runs the reference kernel of `op`; returns all outputs.
-Result<std::vector<Tensor>> run(const std::string& op, int opset, const std::vector<Tensor>& inputs,
-                                const Attrs& attrs = {}, int num_outputs = 1) {
-  ir::Node node;
-  node.op_type = op;
-  node.opset = opset;
-  node.attributes = attrs;
-  for (int i = 0; i < num_outputs; ++i) node.outputs.push_back(i);
-  std::vector<Value> values;  // undefined tensors stand for omitted optional inputs
-  for (const auto& t : inputs) values.push_back(t.defined() ? Value(t) : Value());
-  std::vector<const Value*> ptrs;
-  for (size_t i = 0; i < values.size(); ++i) {
-    node.inputs.push_back(static_cast<int>(i));
-    ptrs.push_back(&values[i]);
-  }
-  std::vector<Value> outs(static_cast<size_t>(num_outputs));
-  const KernelDef* k = find_kernel(op, "", opset, inputs[0].dtype(), true);
-  if (!k) return not_found("no kernel for ", op);
-  KernelContext ctx(node, ptrs, &outs, 1 << 24, nullptr);
-  Status s = k->fn(ctx);
-  if (!s.ok()) return s;
-  std::vector<Tensor> r;
-  for (auto& v : outs) r.push_back(v.tensor);
-  return r;
-}
-
-Tensor random_tensor(Shape shape, uint32_t seed) {
-  Tensor t(DType::kFloat32, shape);
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(gen);
-  return t;
-}
-
-void expect_near(const Tensor& got, const std::vector<double>& want, double tol = 1e-4) {
-  ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size()));
-  for (int64_t i = 0; i < got.numel(); ++i)
-    ASSERT_NEAR(got.data<float>()[i], want[static_cast<size_t>(i)], tol) << "at " << i;
+Result<std::vector<Tensor>> run_nn(const std::string& op, int opset,
+                                   const std::vector<Tensor>& inputs, const Attrs& attrs = {},
+                                   int num_outputs = 1) {
+  return run_kernel(op, opset, inputs, attrs, num_outputs, "", kNnMaxElements);
 }
 
 template <class T>
@@ -171,12 +126,14 @@ TEST(NnKernels, ConvMatchesDirectLoops) {
     Tensor x = random_tensor(c.x, seed++), w = random_tensor(c.w, seed++);
     Shape out;
     const auto want = naive_conv(x, w, c.group, c.strides, c.dil, c.pads, &out);
-    auto r = run("Conv", 11, {x, w},
-                 {{"group", int_attr(c.group)}, {"strides", ints_attr(c.strides)},
-                  {"dilations", ints_attr(c.dil)}, {"pads", ints_attr(c.pads)}});
+    auto r = run_nn("Conv", 11, {x, w},
+                    {{"group", int_attr(c.group)},
+                     {"strides", ints_attr(c.strides)},
+                     {"dilations", ints_attr(c.dil)},
+                     {"pads", ints_attr(c.pads)}});
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     EXPECT_EQ((*r)[0].shape(), out);
-    expect_near((*r)[0], want);
+    expect_near((*r)[0], want, 1e-4);
   }
 }
 
@@ -186,13 +143,13 @@ TEST(NnKernels, ConvTransposeIsAdjointOfConv) {
   Tensor x = random_tensor(xs, 11), w = random_tensor({6, 2, 3, 2}, 12);
   Attrs a{{"group", int_attr(2)}, {"strides", ints_attr({2, 1})}, {"dilations", ints_attr({1, 2})},
           {"pads", ints_attr({1, 0, 0, 1})}};
-  auto cy = run("Conv", 11, {x, w}, a);
+  auto cy = run_nn("Conv", 11, {x, w}, a);
   ASSERT_TRUE(cy.ok()) << cy.status().to_string();
   Tensor y = random_tensor((*cy)[0].shape(), 13);
   // ConvTranspose weights are [C_in_of_transpose = 6, M/group = 2, k...]: same buffer.
   Attrs ta = a;
   ta["output_padding"] = ints_attr({1, 0});  // conv dropped one row of the input
-  auto tx = run("ConvTranspose", 11, {y, w}, ta);
+  auto tx = run_nn("ConvTranspose", 11, {y, w}, ta);
   ASSERT_TRUE(tx.ok()) << tx.status().to_string();
   ASSERT_EQ((*tx)[0].shape(), xs);
   double lhs = 0, rhs = 0;
@@ -204,7 +161,7 @@ TEST(NnKernels, ConvTransposeIsAdjointOfConv) {
 
 TEST(NnKernels, MatMulBroadcastsBatchAndVectors) {
   Tensor a = random_tensor({2, 1, 3, 4}, 21), b = random_tensor({3, 4, 5}, 22);
-  auto r = run("MatMul", 13, {a, b});
+  auto r = run_nn("MatMul", 13, {a, b});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ((*r)[0].shape(), (Shape{2, 3, 3, 5}));
   std::vector<double> want;
@@ -217,8 +174,8 @@ TEST(NnKernels, MatMulBroadcastsBatchAndVectors) {
             s += a.data<float>()[(i * 3 + m) * 4 + k] * b.data<float>()[(j * 4 + k) * 5 + n];
           want.push_back(s);
         }
-  expect_near((*r)[0], want);
-  auto v = run("MatMul", 13, {random_tensor({4}, 1), random_tensor({4}, 2)});
+  expect_near((*r)[0], want, 1e-4);
+  auto v = run_nn("MatMul", 13, {random_tensor({4}, 1), random_tensor({4}, 2)});
   ASSERT_TRUE(v.ok());
   EXPECT_EQ((*v)[0].rank(), 0);
 }
@@ -226,8 +183,8 @@ TEST(NnKernels, MatMulBroadcastsBatchAndVectors) {
 TEST(NnKernels, MaxPoolColumnMajorIndices) {
   Tensor x(DType::kFloat32, {1, 1, 2, 3});
   for (int i = 0; i < 6; ++i) x.data<float>()[i] = static_cast<float>(i);
-  auto r = run("MaxPool", 12, {x},
-               {{"kernel_shape", ints_attr({2, 2})}, {"storage_order", int_attr(1)}}, 2);
+  auto r = run_nn("MaxPool", 12, {x},
+                  {{"kernel_shape", ints_attr({2, 2})}, {"storage_order", int_attr(1)}}, 2);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   // Maxima at (1,1) and (1,2): column-major offsets 1 + 1*2 = 3 and 1 + 2*2 = 5.
   EXPECT_EQ((*r)[1].data<int64_t>()[0], 3);
@@ -236,24 +193,27 @@ TEST(NnKernels, MaxPoolColumnMajorIndices) {
 
 TEST(NnKernels, RejectsBadInputs) {
   Tensor x = random_tensor({1, 3, 5, 5}, 1);
-  EXPECT_FALSE(run("Conv", 11, {x, random_tensor({2, 2, 3, 3}, 2)}).ok());     // channels
-  EXPECT_FALSE(run("Conv", 11, {x, random_tensor({2, 3, 7, 7}, 2)}).ok());     // kernel > input
-  EXPECT_FALSE(run("Conv", 11, {x, random_tensor({2, 3, 3, 3}, 2), random_tensor({3}, 3)}).ok());
-  EXPECT_FALSE(run("Conv", 11, {x, random_tensor({2, 3, 3, 3}, 2)},
-                   {{"strides", ints_attr({0, 1})}}).ok());
-  EXPECT_FALSE(run("Gemm", 13, {random_tensor({2, 3}, 1), random_tensor({2, 3}, 2)}).ok());
-  EXPECT_FALSE(run("MatMul", 13, {random_tensor({2, 3}, 1), random_tensor({4, 3}, 2)}).ok());
-  EXPECT_FALSE(run("MaxPool", 12, {x}).ok());  // no kernel_shape
+  EXPECT_FALSE(run_nn("Conv", 11, {x, random_tensor({2, 2, 3, 3}, 2)}).ok());  // channels
+  EXPECT_FALSE(run_nn("Conv", 11, {x, random_tensor({2, 3, 7, 7}, 2)}).ok());  // kernel > input
+  EXPECT_FALSE(run_nn("Conv", 11, {x, random_tensor({2, 3, 3, 3}, 2), random_tensor({3}, 3)}).ok());
+  EXPECT_FALSE(
+      run_nn("Conv", 11, {x, random_tensor({2, 3, 3, 3}, 2)}, {{"strides", ints_attr({0, 1})}})
+          .ok());
+  EXPECT_FALSE(run_nn("Gemm", 13, {random_tensor({2, 3}, 1), random_tensor({2, 3}, 2)}).ok());
+  EXPECT_FALSE(run_nn("MatMul", 13, {random_tensor({2, 3}, 1), random_tensor({4, 3}, 2)}).ok());
+  EXPECT_FALSE(run_nn("MaxPool", 12, {x}).ok());  // no kernel_shape
   Tensor idx(DType::kInt64, {1, 1, 1, 1});
   idx.data<int64_t>()[0] = 99;
-  EXPECT_FALSE(run("MaxUnpool", 11, {random_tensor({1, 1, 1, 1}, 1), idx},
-                   {{"kernel_shape", ints_attr({2, 2})}}).ok());
+  EXPECT_FALSE(run_nn("MaxUnpool", 11, {random_tensor({1, 1, 1, 1}, 1), idx},
+                      {{"kernel_shape", ints_attr({2, 2})}})
+                   .ok());
   Tensor lens(DType::kInt32, {1});
   lens.data<int32_t>()[0] = 5;  // longer than the sequence
-  EXPECT_FALSE(run("RNN", 14,
-                   {random_tensor({2, 1, 3}, 1), random_tensor({1, 4, 3}, 2),
-                    random_tensor({1, 4, 4}, 3), Tensor(), lens},
-                   {{"hidden_size", int_attr(4)}}).ok());
+  EXPECT_FALSE(run_nn("RNN", 14,
+                      {random_tensor({2, 1, 3}, 1), random_tensor({1, 4, 3}, 2),
+                       random_tensor({1, 4, 4}, 3), Tensor(), lens},
+                      {{"hidden_size", int_attr(4)}})
+                   .ok());
 }
 
 }  // namespace
