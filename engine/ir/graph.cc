@@ -72,6 +72,7 @@ Status Graph::finalize(const std::vector<std::string>& outer_names) {
       defined_[ou] = true;
     }
   }
+  captures.clear();  // recomputed from what the graph reads now (passes may have rewritten it)
   const std::set<std::string> outer(outer_names.begin(), outer_names.end());
   auto resolve_read = [&](int id, const Node* reader) -> Status {
     const size_t u = static_cast<size_t>(id);

@@ -7,6 +7,7 @@
 #include "ir/graph.h"
 #include "osprey/status.h"
 #include "osprey/tensor.h"
+#include "threading/thread_pool.h"
 
 namespace osprey {
 
@@ -24,12 +25,13 @@ class SubgraphRunner {
 class KernelContext {
  public:
   KernelContext(const ir::Node& node, std::vector<const Value*> inputs, std::vector<Value>* outputs,
-                int64_t max_elements, SubgraphRunner* subgraphs)
+                int64_t max_elements, SubgraphRunner* subgraphs, ThreadPool* pool = nullptr)
       : node_(node),
         inputs_(std::move(inputs)),
         outputs_(outputs),
         max_elements_(max_elements),
-        subgraphs_(subgraphs) {}
+        subgraphs_(subgraphs),
+        pool_(pool) {}
 
   const ir::Node& node() const { return node_; }
   int opset() const { return node_.opset; }
@@ -89,6 +91,15 @@ class KernelContext {
 
   const std::string& attribute_error() const { return attr_error_; }
 
+  // ---- threads: the session's pool (nullptr = run on the calling thread)
+  ThreadPool* pool() const { return pool_; }
+  // fn(begin, end) over [0, n), split across the pool when the work is worth it.
+  template <class F>
+  void parallel_for(int64_t n, int64_t cost_per_item, F&& fn) const {
+    if (pool_) pool_->parallel_for(n, cost_per_item, std::forward<F>(fn));
+    else if (n > 0) fn(int64_t{0}, n);
+  }
+
   // ---- control flow
   Result<std::vector<Value>> run_subgraph(const ir::Graph& g, std::vector<Value> inputs) {
     if (!subgraphs_) return internal_error("no subgraph runner");
@@ -101,6 +112,7 @@ class KernelContext {
   std::vector<Value>* outputs_;
   int64_t max_elements_;
   SubgraphRunner* subgraphs_;
+  ThreadPool* pool_;
   mutable std::string attr_error_;
 
   // The attribute `name` if present and of type `t`; records a type error otherwise.

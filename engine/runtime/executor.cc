@@ -46,7 +46,7 @@ Status Executor::run_node(const ir::Node& n, std::vector<Value>& frame) {
   }
   if (!k) return unimplemented(n.display_name(), ": no kernel");
   std::vector<Value> outputs(n.outputs.size());
-  KernelContext ctx(n, std::move(inputs), &outputs, limits_.max_tensor_elements, this);
+  KernelContext ctx(n, std::move(inputs), &outputs, limits_.max_tensor_elements, this, pool_);
   Status s = k->fn(ctx);
   if (!ctx.attribute_error().empty()) return invalid_argument(n.display_name(), ": ", ctx.attribute_error());
   if (!s.ok()) return s.with_context(n.display_name());

@@ -13,9 +13,12 @@ struct ExecutorLimits {
   int64_t memory_limit_bytes = 0;  // 0 = unlimited
 };
 
+class ThreadPool;
+
 class Executor final : public SubgraphRunner {
  public:
-  explicit Executor(ExecutorLimits limits) : limits_(limits) {}
+  // `pool` (may be null) is shared by concurrent runs; kernels split work across it.
+  Executor(ExecutorLimits limits, ThreadPool* pool) : limits_(limits), pool_(pool) {}
 
   // `frame` has one slot per value of `g`; inputs, initializers and captures already set.
   // On return, g.outputs' slots hold the results.
@@ -28,6 +31,7 @@ class Executor final : public SubgraphRunner {
   Status run_node(const ir::Node& n, std::vector<Value>& frame);
 
   ExecutorLimits limits_;
+  ThreadPool* pool_;
   std::vector<std::pair<const ir::Graph*, std::vector<Value>*>> stack_;  // frames being run
   int64_t live_bytes_ = 0;
 };

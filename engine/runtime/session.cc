@@ -8,6 +8,7 @@
 #include "onnx/onnx_import.h"
 #include "passes/pass_manager.h"
 #include "runtime/executor.h"
+#include "threading/thread_pool.h"
 
 namespace osprey {
 
@@ -20,10 +21,14 @@ std::string TensorInfo::to_string() const {
   std::string s = str_cat(name, ": ", is_sequence ? "seq(" : "", dtype_name(dtype));
   if (has_shape) {
     s += "[";
-    for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + shape[i].to_string();
-    s += "]";
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (i) s += ',';
+      s += shape[i].to_string();
+    }
+    s += ']';
   }
-  return s + (is_sequence ? ")" : "");
+  if (is_sequence) s += ')';
+  return s;
 }
 
 class SessionImpl {
@@ -33,6 +38,7 @@ class SessionImpl {
   ModelStats stats;
   std::vector<TensorInfo> inputs, outputs;
   std::map<std::string, int> input_ids;  // every graph input, incl. initializer-backed ones
+  std::unique_ptr<ThreadPool> pool;      // options.threads (0 = what affinity and quota allow)
 
   Status resolve_kernels();
   Status check_input(const TensorInfo& info, const Tensor& t,
@@ -129,7 +135,7 @@ Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& 
       if (g.values[static_cast<size_t>(id)].type.kind == ir::ValueType::Kind::kOptional) continue;
       return invalid_argument("missing input '", i.name, "' (", i.to_string(), ")");
     }
-  Executor exec({options.max_tensor_elements, options.memory_limit_bytes});
+  Executor exec({options.max_tensor_elements, options.memory_limit_bytes}, pool.get());
   OSPREY_RETURN_IF_ERROR(exec.run_graph(g, frame));
   std::vector<NamedValue> out;
   out.reserve(g.outputs.size());
@@ -144,6 +150,9 @@ Result<std::unique_ptr<Session>> Session::load_from_bytes(const std::string& byt
                                                           const SessionOptions& options) {
   auto impl = std::make_unique<SessionImpl>();
   impl->options = options;
+  if (options.threads < 0) return invalid_argument("threads must be >= 0 (0 = automatic), got ", options.threads);
+  impl->pool = std::make_unique<ThreadPool>(options.threads);
+  impl->options.threads = impl->pool->num_threads();
   OSPREY_ASSIGN_OR_RETURN(auto model, onnx_import::import_model(bytes, options.external_data_dir, options));
   impl->graph = model.graph;
   impl->stats = std::move(model.stats);

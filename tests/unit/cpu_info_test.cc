@@ -1,4 +1,4 @@
-#include "runtime/cpu_info.h"
+#include "threading/cpu_info.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>

@@ -62,7 +62,7 @@ inline std::vector<Tensor> run_graph(ir::Graph& g, const std::vector<NamedTensor
     EXPECT_GE(id, 0) << name;
     if (id >= 0) frame[static_cast<size_t>(id)] = Value(t);
   }
-  Executor exec({int64_t{1} << 31, 0});
+  Executor exec({int64_t{1} << 31, 0}, nullptr);
   Status s = exec.run_graph(g, frame);
   EXPECT_TRUE(s.ok()) << s.to_string();
   std::vector<Tensor> out;

@@ -257,3 +257,51 @@ TEST(SessionTest, ConcurrentRunsOnOneSessionAgree) {
 
 }  // namespace
 }  // namespace osprey
+
+namespace osprey {
+namespace {
+
+// A depthwise + pointwise conv pair: outputs with 1 and 2 threads must be identical.
+TEST(SessionThreadsTest, ThreadCountDoesNotChangeResults) {
+  ModelBuilder m;
+  m.input("x", kF, {-1, 8, 20, 20}).output("y");
+  std::vector<float> dw(8 * 9), pw(16 * 8);
+  for (size_t i = 0; i < dw.size(); ++i) dw[i] = 0.05f * static_cast<float>(i % 11) - 0.2f;
+  for (size_t i = 0; i < pw.size(); ++i) pw[i] = 0.03f * static_cast<float>(i % 13) - 0.15f;
+  m.initializer("dw", {8, 1, 3, 3}, dw);
+  m.initializer("pw", {16, 8, 1, 1}, pw);
+  auto& c1 = m.node("Conv", {"x", "dw"}, {"h"});
+  auto* g = c1.add_attribute();
+  g->set_name("group");
+  g->set_type(onnx::AttributeProto::INT);
+  g->set_i(8);
+  auto* p = c1.add_attribute();
+  p->set_name("pads");
+  p->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) p->add_ints(1);
+  m.node("Conv", {"h", "pw"}, {"y"});
+  SessionOptions one, two;
+  one.threads = 1;
+  two.threads = 2;
+  auto s1 = Session::load_from_bytes(m.bytes(), one);
+  auto s2 = Session::load_from_bytes(m.bytes(), two);
+  ASSERT_TRUE(s1.ok() && s2.ok());
+  EXPECT_EQ((*s1)->options().threads, 1);
+  EXPECT_EQ((*s2)->options().threads, 2);
+  for (int64_t batch : {1, 4}) {
+    const Tensor x = filled({batch, 8, 20, 20}, -0.7f);
+    auto r1 = (*s1)->run({{"x", x}});
+    auto r2 = (*s2)->run({{"x", x}});
+    ASSERT_TRUE(r1.ok() && r2.ok());
+    const Tensor& a = (*r1)[0].second;
+    const Tensor& b = (*r2)[0].second;
+    ASSERT_EQ(a.shape(), (Shape{batch, 16, 20, 20}));
+    EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0);
+  }
+  SessionOptions bad;
+  bad.threads = -1;
+  EXPECT_EQ(Session::load_from_bytes(m.bytes(), bad).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace osprey

@@ -1,4 +1,4 @@
-#include "runtime/thread_pool.h"
+#include "threading/thread_pool.h"
 
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/cpu_info.h"
+#include "threading/cpu_info.h"
 
 namespace osprey {
 namespace {

@@ -136,28 +136,44 @@ Status conv_forward(const KernelContext& ctx, const ConvDims& d, const T* x, con
   for (int64_t i = 0; i < w.nd; ++i)
     direct = direct && w.kernel[i] == 1 && w.strides[i] == 1 && w.pad_begin[i] == 0 &&
              w.pad_end[i] == 0;
+  // Many small independent problems (depthwise / grouped convs): one (n, g) pair per task,
+  // each thread slot with its own im2col buffer. Otherwise the GEMM itself is split.
+  ThreadPool* pool = ctx.pool();
+  const int64_t tasks = d.N * d.group;
+  const int64_t slots = pool && tasks >= 2 * pool->num_threads() ? pool->num_threads() : 1;
   Tensor colbuf;
-  if (!direct && d.N > 0 && out_sz > 0) {
-    OSPREY_ASSIGN_OR_RETURN(colbuf, ctx.new_tensor(dtype_v<T>, {kdim, out_sz}));
+  if (!direct && tasks > 0 && out_sz > 0) {
+    OSPREY_ASSIGN_OR_RETURN(colbuf, ctx.new_tensor(dtype_v<T>, {slots, kdim, out_sz}));
   }
-  for (int64_t n = 0; n < d.N; ++n) {
-    for (int64_t g = 0; g < d.group; ++g) {
-      const T* xg = x + (n * d.C + g * Cg) * in_sz;
-      const T* src = xg;
-      if (!direct && out_sz > 0) {
-        im2col(w, Cg, xg, colbuf.data<T>());
-        src = colbuf.data<T>();
-      }
-      T* yg = y + (n * d.M + g * Mg) * out_sz;
-      gemm<T>(false, false, Mg, out_sz, kdim, T(1), wt + g * Mg * kdim, kdim, src, out_sz, T(0),
-              yg, out_sz);
-      if (bias)
-        for (int64_t m = 0; m < Mg; ++m) {
-          const T b = bias[g * Mg + m];
-          T* row = yg + m * out_sz;
-          for (int64_t i = 0; i < out_sz; ++i) row[i] += b;
-        }
+  auto run_task = [&](int64_t task, T* col, ThreadPool* gemm_pool) {
+    const int64_t n = task / d.group, g = task % d.group;
+    const T* xg = x + (n * d.C + g * Cg) * in_sz;
+    const T* src = xg;
+    if (!direct && out_sz > 0) {
+      im2col(w, Cg, xg, col);
+      src = col;
     }
+    T* yg = y + (n * d.M + g * Mg) * out_sz;
+    gemm<T>(false, false, Mg, out_sz, kdim, T(1), wt + g * Mg * kdim, kdim, src, out_sz, T(0), yg,
+            out_sz, gemm_pool);
+    if (bias)
+      for (int64_t m = 0; m < Mg; ++m) {
+        const T b = bias[g * Mg + m];
+        T* row = yg + m * out_sz;
+        for (int64_t i = 0; i < out_sz; ++i) row[i] += b;
+      }
+  };
+  T* cols = colbuf.defined() ? colbuf.data<T>() : nullptr;
+  if (slots == 1) {
+    for (int64_t t = 0; t < tasks; ++t) run_task(t, cols, pool);
+  } else {
+    // Static round-robin over slots keeps each buffer private to one range of the loop.
+    const int64_t per_task = Mg * kdim * out_sz;
+    ctx.parallel_for(slots, per_task * ((tasks + slots - 1) / slots), [&](int64_t b, int64_t e) {
+      for (int64_t slot = b; slot < e; ++slot)
+        for (int64_t t = slot; t < tasks; t += slots)
+          run_task(t, cols ? cols + slot * kdim * out_sz : nullptr, nullptr);
+    });
   }
   return Status::Ok();
 }
@@ -180,7 +196,7 @@ Status conv_transpose_forward(const KernelContext& ctx, const ConvDims& d, const
       if (in_sz > 0) {
         const T* xg = x + (n * d.C + g * Cg) * in_sz;
         gemm<T>(true, false, rows, in_sz, Cg, T(1), wt + g * Cg * rows, rows, xg, in_sz, T(0),
-                colbuf.data<T>(), in_sz);
+                colbuf.data<T>(), in_sz, ctx.pool());
         col2im_add(w, Mg, colbuf.data<T>(), yg);
       }
       if (bias)

@@ -54,18 +54,18 @@ Status matmul_shape(const Shape& a_in, const Shape& b_in, MatMulShape* s) {
 
 // y = a x b for every batch, T one of the GEMM core types.
 template <class T>
-void matmul_run(const MatMulShape& s, const T* a, const T* b, T* y) {
+void matmul_run(const MatMulShape& s, const T* a, const T* b, T* y, ThreadPool* pool) {
   const int64_t M = s.M, K = s.K, N = s.N;
   int64_t batches = 1;
   for (int64_t v : s.batch) batches *= v;
   if (s.b_shared) {
-    gemm<T>(false, false, batches * M, N, K, T(1), a, K, b, N, T(0), y, N);
+    gemm<T>(false, false, batches * M, N, K, T(1), a, K, b, N, T(0), y, N, pool);
     return;
   }
   StridedIter it(s.batch, {s.a_bstrides, s.b_bstrides});
   for (int64_t i = 0; i < batches; ++i, it.next())
     gemm<T>(false, false, M, N, K, T(1), a + it.offset(0) * M * K, K, b + it.offset(1) * K * N, N,
-            T(0), y + i * M * N, N);
+            T(0), y + i * M * N, N, pool);
 }
 
 // Unidirectional broadcast of C (rank <= 2) to [M, N]; returns strides (row, col).
@@ -84,13 +84,14 @@ Status gemm_c_strides(const Shape& c, int64_t M, int64_t N, int64_t* rs, int64_t
 // Y = alpha * op(A) op(B) + beta * C on the core type U (T is the tensor element type).
 template <class T, class U>
 void gemm_op_run(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, float beta,
-                 const U* a, const U* b, const U* c, int64_t crs, int64_t ccs, U* y) {
+                 const U* a, const U* b, const U* c, int64_t crs, int64_t ccs, U* y,
+                 ThreadPool* pool) {
   const bool use_c = c != nullptr && beta != 0.0f;
   if (use_c)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) y[i * N + j] = static_cast<U>(beta) * c[i * crs + j * ccs];
   gemm<U>(ta, tb, M, N, K, static_cast<U>(alpha), a, ta ? M : K, b, tb ? K : N,
-          use_c ? U(1) : U(0), y, N);
+          use_c ? U(1) : U(0), y, N, pool);
 }
 
 // Zero points of MatMulInteger / QLinearMatMul operand `t` (rows of A or columns of B):
@@ -177,11 +178,11 @@ Status gemm_op(KernelContext& ctx) {
       }
       OSPREY_ASSIGN_OR_RETURN(Tensor yf, ctx.new_tensor(DType::kFloat32, {M, N}));
       gemm_op_run<T, float>(ta, tb, M, N, K, alpha, beta, af.data<float>(), bf.data<float>(),
-                            has_c ? cf.data<float>() : nullptr, crs, ccs, yf.data<float>());
+                            has_c ? cf.data<float>() : nullptr, crs, ccs, yf.data<float>(), ctx.pool());
       for (int64_t i = 0; i < Y.numel(); ++i) Y.data<T>()[i] = T(yf.data<float>()[i]);
     } else {
       gemm_op_run<T, T>(ta, tb, M, N, K, alpha, beta, A.data<T>(), B.data<T>(),
-                        has_c ? ctx.input(2).data<T>() : nullptr, crs, ccs, Y.data<T>());
+                        has_c ? ctx.input(2).data<T>() : nullptr, crs, ccs, Y.data<T>(), ctx.pool());
     }
     return Status::Ok();
   });
@@ -200,10 +201,10 @@ Status matmul(KernelContext& ctx) {
       OSPREY_ASSIGN_OR_RETURN(Tensor af, to_float<T>(ctx, A));
       OSPREY_ASSIGN_OR_RETURN(Tensor bf, to_float<T>(ctx, B));
       OSPREY_ASSIGN_OR_RETURN(Tensor yf, ctx.new_tensor(DType::kFloat32, s.out));
-      matmul_run<float>(s, af.data<float>(), bf.data<float>(), yf.data<float>());
+      matmul_run<float>(s, af.data<float>(), bf.data<float>(), yf.data<float>(), ctx.pool());
       for (int64_t i = 0; i < Y.numel(); ++i) Y.data<T>()[i] = T(yf.data<float>()[i]);
     } else {
-      matmul_run<T>(s, A.data<T>(), B.data<T>(), Y.data<T>());
+      matmul_run<T>(s, A.data<T>(), B.data<T>(), Y.data<T>(), ctx.pool());
     }
     return Status::Ok();
   });
@@ -220,7 +221,7 @@ Status matmul_integer(KernelContext& ctx) {
   OSPREY_ASSIGN_OR_RETURN(Tensor ai, subtract_zp(ctx, A, 2, true, "a_zero_point"));
   OSPREY_ASSIGN_OR_RETURN(Tensor bi, subtract_zp(ctx, B, 3, false, "b_zero_point"));
   OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output(0, DType::kInt32, s.out));
-  if (Y.numel() > 0) matmul_run<int32_t>(s, ai.data<int32_t>(), bi.data<int32_t>(), Y.data<int32_t>());
+  if (Y.numel() > 0) matmul_run<int32_t>(s, ai.data<int32_t>(), bi.data<int32_t>(), Y.data<int32_t>(), ctx.pool());
   return Status::Ok();
 }
 
@@ -256,7 +257,7 @@ Status qlinear_matmul(KernelContext& ctx) {
   OSPREY_ASSIGN_OR_RETURN(Tensor acc, ctx.new_tensor(DType::kInt32, s.out));
   OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output(0, yzp.dtype(), s.out));
   if (Y.numel() == 0) return Status::Ok();
-  matmul_run<int32_t>(s, ai.data<int32_t>(), bi.data<int32_t>(), acc.data<int32_t>());
+  matmul_run<int32_t>(s, ai.data<int32_t>(), bi.data<int32_t>(), acc.data<int32_t>(), ctx.pool());
   auto requantize = [&]<class Q>(Q* y) {
     const int32_t* a = acc.data<int32_t>();
     for (int64_t i = 0; i < Y.numel(); ++i) {

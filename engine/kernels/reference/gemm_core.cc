@@ -7,6 +7,8 @@
 #include <cstring>
 #include <vector>
 
+#include "threading/thread_pool.h"
+
 namespace osprey::ref {
 namespace {
 
@@ -117,11 +119,9 @@ inline void micro_kernel<double>(int64_t kc, const double* __restrict ap,
   micro_kernel_vec<double>(kc, ap, bp, acc);
 }
 
-}  // namespace
-
 template <class T>
-void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
-          int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+void gemm_serial(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+                 int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
   // C = beta * C first; the blocked loops then only accumulate.
   if (beta == T(0)) {
@@ -168,9 +168,39 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
   }
 }
 
+}  // namespace
+
+template <class T>
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+          int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, ThreadPool* pool) {
+  if (!pool || pool->num_threads() == 1 || M <= 0 || N <= 0) {
+    gemm_serial(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  const int64_t depth = std::max<int64_t>(K, 1);
+  constexpr int64_t NR = nr_of<T>();
+  if (N >= M || N >= 4 * NR * pool->num_threads()) {
+    // Column blocks of NR: each computes C[:, j0:j1] from B[:, j0:j1] (A is re-packed per block).
+    const int64_t tiles = (N + NR - 1) / NR;
+    pool->parallel_for(tiles, M * depth * NR, [&](int64_t b, int64_t e) {
+      const int64_t j0 = b * NR, j1 = std::min(N, e * NR);
+      const T* Bj = trans_b ? B + j0 * ldb : B + j0;
+      gemm_serial(trans_a, trans_b, M, j1 - j0, K, alpha, A, lda, Bj, ldb, beta, C + j0, ldc);
+    });
+  } else {
+    // Row blocks of kMR: each computes C[i0:i1, :] from A[i0:i1, :] (B is re-packed per block).
+    const int64_t tiles = (M + kMR - 1) / kMR;
+    pool->parallel_for(tiles, N * depth * kMR, [&](int64_t b, int64_t e) {
+      const int64_t i0 = b * kMR, i1 = std::min(M, e * kMR);
+      const T* Ai = trans_a ? A + i0 : A + i0 * lda;
+      gemm_serial(trans_a, trans_b, i1 - i0, N, K, alpha, Ai, lda, B, ldb, beta, C + i0 * ldc, ldc);
+    });
+  }
+}
+
 #define OSPREY_GEMM_INSTANTIATE(T)                                                          \
   template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, \
-                        int64_t, T, T*, int64_t);
+                        int64_t, T, T*, int64_t, ThreadPool*);
 OSPREY_GEMM_INSTANTIATE(float)
 OSPREY_GEMM_INSTANTIATE(double)
 OSPREY_GEMM_INSTANTIATE(int32_t)

@@ -1,4 +1,4 @@
-#include "runtime/thread_pool.h"
+#include "threading/thread_pool.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -7,7 +7,7 @@
 #include <chrono>
 #include <limits>
 
-#include "runtime/cpu_info.h"
+#include "threading/cpu_info.h"
 
 namespace osprey {
 

@@ -1,4 +1,4 @@
-#include "runtime/cpu_info.h"
+#include "threading/cpu_info.h"
 
 #include <algorithm>
 #include <charconv>
