@@ -11,9 +11,13 @@ shift || true
 jobs="${OSPREY_JOBS:-2}"
 case "$kind" in
   release) dir="$REPO/build"; args=(-DCMAKE_BUILD_TYPE=Release) ;;
-  asan) dir="$REPO/build-asan"; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DOSPREY_SANITIZE=ON) ;;
+  # Sanitizer builds use -O1 with line tables only: they compile about twice as fast as -O2 -g
+  # and still give symbolized stack traces.
+  asan) dir="$REPO/build-asan"; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DOSPREY_SANITIZE=ON
+                                      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1") ;;
   fuzz) dir="$REPO/build-fuzz"; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DOSPREY_FUZZ=ON -DOSPREY_TESTS=OFF
-                                      -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++) ;;
+                                      -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+                                      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only") ;;
   *) echo "usage: scripts/build.sh [release|asan|fuzz] [targets...]" >&2; exit 2 ;;
 esac
 cmake -S "$REPO" -B "$dir" -G Ninja "${args[@]}" >/dev/null
