@@ -155,6 +155,8 @@ Status scan(KernelContext& ctx) {
   if (body->outputs.size() < static_cast<size_t>(n_state) || static_cast<int64_t>(ctx.num_outputs()) != static_cast<int64_t>(body->outputs.size()))
     return invalid_argument("Scan outputs do not match its body's outputs");
   std::vector<Tensor> states, scans;
+  for (int i = first; i < ctx.num_inputs(); ++i)
+    if (!ctx.has_input(i) || !ctx.input_value(i).is_tensor()) return invalid_argument("Scan input ", i, " must be a tensor");
   for (int64_t i = 0; i < n_state; ++i) states.push_back(ctx.input(first + static_cast<int>(i)));
   for (int64_t i = 0; i < n_in; ++i) scans.push_back(ctx.input(first + static_cast<int>(n_state + i)));
   std::vector<Tensor> out;
@@ -163,7 +165,13 @@ Status scan(KernelContext& ctx) {
   } else {
     // Opset 8: every input has a leading batch axis; scan axis is 1; run batch by batch.
     if (ctx.has_input(0)) return unimplemented("Scan-8 with sequence_lens");
+    for (const auto* group : {&states, &scans})
+      for (const Tensor& t : *group)
+        if (t.rank() < 1) return invalid_argument("Scan-8 inputs need a leading batch axis");
     const int64_t batch = states.empty() ? scans[0].dim(0) : states[0].dim(0);
+    for (const auto* group : {&states, &scans})
+      for (const Tensor& t : *group)
+        if (t.dim(0) != batch) return invalid_argument("Scan-8 inputs disagree on the batch size");
     std::vector<std::vector<Tensor>> per_batch;
     for (int64_t b = 0; b < batch; ++b) {
       std::vector<Tensor> st, sc, o;
