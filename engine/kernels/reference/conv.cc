@@ -263,10 +263,8 @@ Status conv_transpose_window(const KernelContext& ctx, Window* w) {
   if (!out_shape.empty() && out_shape.size() != static_cast<size_t>(nd))
     return invalid_argument("attribute output_shape has ", out_shape.size(), " values, expected ",
                             nd);
-  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
-      auto_pad != "SAME_LOWER")
-    return invalid_argument("attribute auto_pad has invalid value '", auto_pad, "'");
+  std::string auto_pad;
+  OSPREY_RETURN_IF_ERROR(read_auto_pad(ctx, &auto_pad));
   w->pad_begin.assign(static_cast<size_t>(nd), 0);
   w->pad_end.assign(static_cast<size_t>(nd), 0);
   w->out.assign(static_cast<size_t>(nd), 0);

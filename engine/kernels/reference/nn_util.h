@@ -57,6 +57,16 @@ inline Status spatial_attr(const KernelContext& ctx, const char* name, int64_t n
   return Status::Ok();
 }
 
+
+// auto_pad: NOTSET (explicit pads), VALID, SAME_UPPER or SAME_LOWER.
+inline Status read_auto_pad(const KernelContext& ctx, std::string* auto_pad) {
+  *auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  if (*auto_pad != "NOTSET" && *auto_pad != "VALID" && *auto_pad != "SAME_UPPER" &&
+      *auto_pad != "SAME_LOWER")
+    return invalid_argument("attribute auto_pad has invalid value '", *auto_pad, "'");
+  return Status::Ok();
+}
+
 // Fills w (in, kernel must be set; nd = in.size()) from the strides, dilations, pads and
 // auto_pad attributes and computes the output sizes of a Conv or pool.
 // ceil_mode rounds the window count up (pools); a window that would start in the end
@@ -74,10 +84,8 @@ inline Status window_from_attrs(const KernelContext& ctx, bool ceil_mode, Window
     return invalid_argument("attribute pads has ", pads.size(), " values, expected ", 2 * nd);
   for (int64_t p : pads)
     if (p < 0) return invalid_argument("attribute pads has negative value ", p);
-  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
-      auto_pad != "SAME_LOWER")
-    return invalid_argument("attribute auto_pad has invalid value '", auto_pad, "'");
+  std::string auto_pad;
+  OSPREY_RETURN_IF_ERROR(read_auto_pad(ctx, &auto_pad));
   w->pad_begin.assign(static_cast<size_t>(nd), 0);
   w->pad_end.assign(static_cast<size_t>(nd), 0);
   w->out.assign(static_cast<size_t>(nd), 0);
