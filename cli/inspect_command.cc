@@ -12,6 +12,8 @@ namespace {
 
 struct InspectArgs {
   std::string model;
+  bool optimized = false;
+  int level = SessionOptions{}.optimization_level;
 };
 
 void print_infos(const char* title, const std::vector<TensorInfo>& infos) {
@@ -21,6 +23,7 @@ void print_infos(const char* title, const std::vector<TensorInfo>& infos) {
 
 Status inspect(const InspectArgs& args) {
   SessionOptions options;
+  options.optimization_level = args.level;
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(args.model, options));
   const Session& s = *m.session;
   const ModelStats& st = s.stats();
@@ -45,6 +48,8 @@ Status inspect(const InspectArgs& args) {
   for (const auto& [op, n] : ops) width = std::max(width, op.size());
   std::printf("ops:%s\n", ops.empty() ? " (none)" : "");
   for (const auto& [op, n] : ops) std::printf("  %-*s %d\n", static_cast<int>(width), op.c_str(), n);
+  if (args.optimized)
+    std::printf("\noptimized graph (optimization level %d):\n%s", args.level, s.graph_dump().c_str());
   return Status::Ok();
 }
 
@@ -54,6 +59,10 @@ Action add_inspect_command(CLI::App& app) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd = app.add_subcommand("inspect", "Show a model's metadata, inputs, outputs, ops and parameter size");
   cmd->add_option("MODEL", args->model, "ONNX model file")->required();
+  cmd->add_flag("--optimized", args->optimized, "Also print the graph as it runs, after optimization passes");
+  cmd->add_option("-O,--optimization-level", args->level, "Optimization level for --optimized (0 = as imported)")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
   return [args] { return inspect(*args); };
 }
 

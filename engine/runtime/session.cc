@@ -6,6 +6,7 @@
 
 #include "kernels/registry.h"
 #include "onnx/onnx_import.h"
+#include "passes/graph_dump.h"
 #include "passes/pass_manager.h"
 #include "runtime/executor.h"
 #include "threading/thread_pool.h"
@@ -183,6 +184,7 @@ const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 const ModelStats& Session::stats() const { return impl_->stats; }
 const SessionOptions& Session::options() const { return impl_->options; }
+std::string Session::graph_dump() const { return passes::dump_graph(*impl_->graph); }
 
 Result<std::vector<NamedValue>> Session::run_values(const std::vector<NamedValue>& inputs) const {
   return impl_->run(inputs);

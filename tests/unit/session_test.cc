@@ -305,3 +305,19 @@ TEST(SessionThreadsTest, ThreadCountDoesNotChangeResults) {
 
 }  // namespace
 }  // namespace osprey
+
+namespace osprey {
+namespace {
+
+TEST(SessionGraphDumpTest, ShowsTheGraphAsItRuns) {
+  SessionOptions level0;
+  level0.optimization_level = 0;
+  auto s0 = Session::load_from_bytes(mlp_model(), level0);
+  ASSERT_TRUE(s0.ok());
+  const std::string dump = (*s0)->graph_dump();
+  for (const char* op : {"MatMul", "Add", "Relu"}) EXPECT_NE(dump.find(op), std::string::npos) << dump;
+  EXPECT_NE(dump.find("x"), std::string::npos) << dump;
+}
+
+}  // namespace
+}  // namespace osprey

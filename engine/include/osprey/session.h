@@ -59,6 +59,10 @@ class Session {
   const std::vector<TensorInfo>& outputs() const;
   const ModelStats& stats() const;
   const SessionOptions& options() const;
+  // The graph as it runs, after the optimization passes of options().optimization_level:
+  // one line per node (op, name, inputs -> outputs, key attributes), subgraphs indented.
+  // Stable text, for review and golden dumps (`osprey inspect --optimized`).
+  std::string graph_dump() const;
 
   // Runs the model. Every required input must be given; inputs with defaults
   // (initializers) may be overridden. Outputs come back in declared order.

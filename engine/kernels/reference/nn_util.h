@@ -57,7 +57,6 @@ inline Status spatial_attr(const KernelContext& ctx, const char* name, int64_t n
   return Status::Ok();
 }
 
-
 // auto_pad: NOTSET (explicit pads), VALID, SAME_UPPER or SAME_LOWER.
 inline Status read_auto_pad(const KernelContext& ctx, std::string* auto_pad) {
   *auto_pad = ctx.attr_string("auto_pad", "NOTSET");
