@@ -90,15 +90,21 @@ TEST(SessionTest, RejectsCyclesAndUndefinedValues) {
   EXPECT_NE(s.status().message().find("'ghost'"), std::string::npos) << s.status().message();
 }
 
-TEST(SessionTest, MissingExternalDataFileIsNotFound) {
+// y = x + w, x: float[2], w: float[2] stored in the external file `location`.
+ModelBuilder external_data_model(const std::string& location) {
   ModelBuilder m;
   m.input("x", kF, {2}).output("y");
   auto& w = m.initializer("w", {2}, {});
   w.set_data_location(onnx::TensorProto::EXTERNAL);
   auto* kv = w.add_external_data();
   kv->set_key("location");
-  kv->set_value("weights.bin");
+  kv->set_value(location);
   m.node("Add", {"x", "w"}, {"y"});
+  return m;
+}
+
+TEST(SessionTest, MissingExternalDataFileIsNotFound) {
+  ModelBuilder m = external_data_model("weights.bin");
   SessionOptions opts;
   opts.external_data_dir = ::testing::TempDir();
   auto s = Session::load_from_bytes(m.bytes(), opts);
@@ -117,14 +123,7 @@ TEST(SessionTest, ReadsExternalData) {
     std::fwrite(vals, sizeof(float), 2, f);
     std::fclose(f);
   }
-  ModelBuilder m;
-  m.input("x", kF, {2}).output("y");
-  auto& w = m.initializer("w", {2}, {});
-  w.set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* kv = w.add_external_data();
-  kv->set_key("location");
-  kv->set_value("w.bin");
-  m.node("Add", {"x", "w"}, {"y"});
+  ModelBuilder m = external_data_model("w.bin");
   SessionOptions opts;
   opts.external_data_dir = dir;
   auto s = Session::load_from_bytes(m.bytes(), opts);
@@ -135,7 +134,7 @@ TEST(SessionTest, ReadsExternalData) {
   EXPECT_FLOAT_EQ((*out)[0].second.data<float>()[1], -1.0f);
 
   // A location outside the model directory is refused.
-  kv->set_value("../w.bin");
+  m.proto().mutable_graph()->mutable_initializer(0)->mutable_external_data(0)->set_value("../w.bin");
   EXPECT_EQ(Session::load_from_bytes(m.bytes(), opts).status().code(), StatusCode::kInvalidArgument);
 }
 
