@@ -16,6 +16,7 @@ enum class StatusCode : int {
   kResourceExhausted,  // an explicit limit was hit (elements, memory)
   kFailedPrecondition, // the object is not in a state to do this
   kInternal,           // a bug in the engine
+  kUnavailable,        // temporarily cannot serve (queue full, not ready, shutting down)
 };
 
 const char* status_code_name(StatusCode code);
@@ -65,6 +66,10 @@ Status resource_exhausted(const Args&... args) {
 template <class... Args>
 Status failed_precondition(const Args&... args) {
   return {StatusCode::kFailedPrecondition, str_cat(args...)};
+}
+template <class... Args>
+Status unavailable(const Args&... args) {
+  return {StatusCode::kUnavailable, str_cat(args...)};
 }
 template <class... Args>
 Status internal_error(const Args&... args) {
