@@ -21,6 +21,9 @@ APT_PACKAGES=(
   cmake ninja-build g++ clang libclang-rt-14-dev
   # engine libraries
   libprotobuf-dev protobuf-compiler libonnx-dev libdnnl-dev
+  # server: gRPC, HTTP (Boost.Beast), JSON, image decoding, Prometheus (metrics test)
+  libgrpc++-dev protobuf-compiler-grpc libboost-dev rapidjson-dev libjpeg62-turbo-dev libpng-dev
+  prometheus
   # CLI and tests
   libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata
   # Python: venv, and Debian's CPU-only torch for model export
