@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Writes a Triton-layout model repository for `osprey serve` demos, tests and benchmarks.
+
+    .venv/bin/python tools/serve/make_demo_repository.py --out DIR [--zoo models]
+
+DIR/
+  identity_fp32/  config.pbtxt, 1/model.onnx   tiny Identity over FP32 [-1, 16]: server overhead
+  add_sub/        config.pbtxt, 1/model.onnx   INPUT0+INPUT1, INPUT0-INPUT1 over FP32 [-1, 16]
+                                               (the model Triton's client examples use)
+  mobilenetv2/    config.pbtxt, 1/model.onnx   from the zoo (tools/zoo/make_zoo.py), batched
+                                               dynamically (preferred 4, 8; 2 ms delay)
+
+Model files are copied (not linked) so the repository can be moved or edited freely.
+"""
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+import onnx
+from onnx import TensorProto, helper
+
+OPSET = 17
+
+IDENTITY_CONFIG = """\
+name: "identity_fp32"
+platform: "onnxruntime_onnx"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 16 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 16 ] } ]
+instance_group [ { count: 1 kind: KIND_CPU } ]
+"""
+
+ADD_SUB_CONFIG = """\
+name: "add_sub"
+platform: "onnxruntime_onnx"
+max_batch_size: 8
+input [
+  { name: "INPUT0" data_type: TYPE_FP32 dims: [ 16 ] },
+  { name: "INPUT1" data_type: TYPE_FP32 dims: [ 16 ] }
+]
+output [
+  { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 16 ] },
+  { name: "OUTPUT1" data_type: TYPE_FP32 dims: [ 16 ] }
+]
+dynamic_batching { max_queue_delay_microseconds: 100 }
+"""
+
+MOBILENET_CONFIG = """\
+name: "mobilenetv2"
+platform: "onnxruntime_onnx"
+max_batch_size: 8
+input [ { name: "input" data_type: TYPE_FP32 dims: [ 3, 224, 224 ] } ]
+output [ { name: "logits" data_type: TYPE_FP32 dims: [ 1000 ] } ]
+dynamic_batching {
+  preferred_batch_size: [ 4, 8 ]
+  max_queue_delay_microseconds: 2000
+}
+instance_group [ { count: 1 kind: KIND_CPU } ]
+"""
+
+
+def _batched(name: str, width: int = 16) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", width])
+
+
+def identity_model() -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["INPUT0"], ["OUTPUT0"])],
+        "identity_fp32", [_batched("INPUT0")], [_batched("OUTPUT0")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                             producer_name="osprey-demo")
+
+
+def add_sub_model() -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["INPUT0", "INPUT1"], ["OUTPUT0"]),
+         helper.make_node("Sub", ["INPUT0", "INPUT1"], ["OUTPUT1"])],
+        "add_sub", [_batched("INPUT0"), _batched("INPUT1")],
+        [_batched("OUTPUT0"), _batched("OUTPUT1")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                             producer_name="osprey-demo")
+
+
+def write_model(out: Path, name: str, config: str, model) -> None:
+    version_dir = out / name / "1"
+    version_dir.mkdir(parents=True, exist_ok=True)
+    (out / name / "config.pbtxt").write_text(config)
+    target = version_dir / "model.onnx"
+    if isinstance(model, Path):
+        shutil.copyfile(model, target)
+    else:
+        onnx.checker.check_model(model)
+        onnx.save(model, str(target))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, type=Path, help="repository directory to write")
+    ap.add_argument("--zoo", type=Path, default=Path(__file__).resolve().parents[2] / "models",
+                    help="zoo directory holding mobilenetv2.onnx (default: <repo>/models)")
+    ap.add_argument("--skip-zoo", action="store_true", help="only the tiny generated models")
+    args = ap.parse_args()
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_model(args.out, "identity_fp32", IDENTITY_CONFIG, identity_model())
+    write_model(args.out, "add_sub", ADD_SUB_CONFIG, add_sub_model())
+    if not args.skip_zoo:
+        mobilenet = args.zoo / "mobilenetv2.onnx"
+        if not mobilenet.is_file():
+            print(f"error: {mobilenet} not found: run tools/zoo/make_zoo.py --only mobilenetv2 "
+                  "first, or pass --skip-zoo", file=sys.stderr)
+            return 1
+        write_model(args.out, "mobilenetv2", MOBILENET_CONFIG, mobilenet)
+    print(f"repository written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
