@@ -102,19 +102,26 @@ def main() -> int:
                     help="zoo directory holding mobilenetv2.onnx (default: <repo>/models)")
     ap.add_argument("--skip-zoo", action="store_true", help="only the tiny generated models")
     args = ap.parse_args()
-
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_model(args.out, "identity_fp32", IDENTITY_CONFIG, identity_model())
-    write_model(args.out, "add_sub", ADD_SUB_CONFIG, add_sub_model())
-    if not args.skip_zoo:
-        mobilenet = args.zoo / "mobilenetv2.onnx"
-        if not mobilenet.is_file():
-            print(f"error: {mobilenet} not found: run tools/zoo/make_zoo.py --only mobilenetv2 "
-                  "first, or pass --skip-zoo", file=sys.stderr)
-            return 1
-        write_model(args.out, "mobilenetv2", MOBILENET_CONFIG, mobilenet)
+    try:
+        main_with(args.out, None if args.skip_zoo else args.zoo)
+    except FileNotFoundError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     print(f"repository written to {args.out}")
     return 0
+
+
+def main_with(out: Path, zoo) -> None:
+    """Writes the repository into `out`; MobileNetV2 only when `zoo` is given."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_model(out, "identity_fp32", IDENTITY_CONFIG, identity_model())
+    write_model(out, "add_sub", ADD_SUB_CONFIG, add_sub_model())
+    if zoo is not None:
+        mobilenet = Path(zoo) / "mobilenetv2.onnx"
+        if not mobilenet.is_file():
+            raise FileNotFoundError(f"{mobilenet} not found: run tools/zoo/make_zoo.py --only "
+                                    "mobilenetv2 first, or pass --skip-zoo")
+        write_model(out, "mobilenetv2", MOBILENET_CONFIG, mobilenet)
 
 
 if __name__ == "__main__":
