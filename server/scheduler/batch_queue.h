@@ -25,7 +25,8 @@ class BatchQueue {
   // instance's worker thread, never concurrently for the same instance, without locks held.
   using ExecuteFn = std::function<void(int instance, std::vector<uint64_t> ids)>;
   // Answers a request that will not run: its queue timeout passed (kUnavailable), or the
-  // ExecuteFn threw for its batch (kInternal). Called from the scheduler or a worker thread.
+  // ExecuteFn threw for its batch (kInternal; an ExecuteFn should answer its ids itself and not
+  // throw). Called from the scheduler or a worker thread, without locks held.
   using RejectFn = std::function<void(uint64_t id, Status why)>;
 
   // `config` should have passed DynamicBatcher::validate() and num_instances should be >= 1;
@@ -77,8 +78,8 @@ class BatchQueue {
   std::thread scheduler_;
   bool stopping_ = false;  // no new work; flush what is queued
   bool finished_ = false;  // queue empty and instances idle after stopping_: threads exit
-  bool joined_ = false;
   bool poke_ = false;      // wake() was called or state changed
+  std::once_flag stop_once_;
 };
 
 }  // namespace osprey::server::scheduler

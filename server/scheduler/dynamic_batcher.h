@@ -52,8 +52,8 @@ struct BatcherConfig {
 };
 
 struct PendingItem {
-  uint64_t id = 0;         // unique among pending items
-  int batch_size = 1;      // rows this request contributes (its dim 0; 1 if the model does not batch)
+  uint64_t id = 0;     // unique among pending items
+  int batch_size = 1;  // rows this request contributes (its dim 0; 1 if the model does not batch)
   std::string shape_key;   // non-batch dims + datatypes; different keys never share a batch
   int priority = 0;        // 0 = default level, else 1..priority_levels
   int64_t timeout_us = 0;  // requested timeout; honoured only if the policy allows override
@@ -63,8 +63,8 @@ struct PendingItem {
 struct Decision {
   std::vector<uint64_t> batch;    // ids to execute together now, in order (empty = none ready)
   std::vector<uint64_t> expired;  // ids whose timeout passed (kReject): answer them "timed out"
-  int64_t wake_at_us = -1;  // call poll() again at this time if nothing arrives (-1 = idle);
-                            // <= the time passed to poll() means "poll again now"
+  int64_t wake_at_us = -1;        // call poll() again at this time if nothing arrives (-1 = idle);
+                                  // <= the time passed to poll() means "poll again now"
 };
 
 class DynamicBatcher {
@@ -94,7 +94,7 @@ class DynamicBatcher {
 
   size_t pending() const { return pending_; }
   size_t pending_at_level(int level) const;  // level as in PendingItem::priority (0 = default)
-  std::vector<uint64_t> drain();  // removes and returns everything pending, for shutdown
+  std::vector<uint64_t> drain();             // removes and returns everything pending, for shutdown
 
   const BatcherConfig& config() const { return config_; }
 

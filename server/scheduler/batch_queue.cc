@@ -1,0 +1,163 @@
+#include "scheduler/batch_queue.h"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <utility>
+
+namespace osprey::server::scheduler {
+
+BatchQueue::BatchQueue(BatcherConfig config, int num_instances, const Clock* clock,
+                       ExecuteFn execute, RejectFn reject)
+    : clock_(clock),
+      execute_(std::move(execute)),
+      reject_(std::move(reject)),
+      init_status_(DynamicBatcher::validate(config)),
+      batcher_(std::move(config)) {
+  if (!init_status_.ok()) {
+    init_status_ = failed_precondition("invalid batcher config: ", init_status_.message());
+  } else if (num_instances < 1) {
+    init_status_ = failed_precondition("num_instances must be >= 1 (got ", num_instances, ")");
+  } else if (clock_ == nullptr || !execute_ || !reject_) {
+    init_status_ = failed_precondition("BatchQueue needs a clock, an ExecuteFn and a RejectFn");
+  }
+  if (!init_status_.ok()) return;
+  for (int i = 0; i < num_instances; ++i) workers_.push_back(std::make_unique<Worker>());
+  for (int i = 0; i < num_instances; ++i) {
+    workers_[i]->thread = std::thread([this, i] { worker_loop(i); });
+  }
+  scheduler_ = std::thread([this] { scheduler_loop(); });
+}
+
+BatchQueue::~BatchQueue() {
+  stop();
+}
+
+Status BatchQueue::submit(PendingItem item) {
+  if (!init_status_.ok()) return init_status_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return unavailable("shutting down: no new requests are accepted");
+    item.enqueue_us = clock_->now_us();
+    OSPREY_RETURN_IF_ERROR(batcher_.enqueue(std::move(item)));
+    poke_ = true;
+  }
+  scheduler_cv_.notify_one();
+  return Status::Ok();
+}
+
+void BatchQueue::stop() {
+  std::call_once(stop_once_, [this] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+      poke_ = true;
+    }
+    scheduler_cv_.notify_one();
+    if (scheduler_.joinable()) scheduler_.join();
+    for (auto& w : workers_) {
+      if (w->thread.joinable()) w->thread.join();
+    }
+  });
+}
+
+void BatchQueue::wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    poke_ = true;
+  }
+  scheduler_cv_.notify_one();
+}
+
+size_t BatchQueue::pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return batcher_.pending();
+}
+
+int BatchQueue::free_instance() const {
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    if (!workers_[i]->busy) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void BatchQueue::scheduler_loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    poke_ = false;
+    const int64_t now = clock_->now_us();
+    const int instance = free_instance();
+    Decision d;
+    if (instance >= 0) {
+      d = stopping_ ? batcher_.poll_without_delay(now) : batcher_.poll(now);
+    } else {
+      // Every instance is busy: a batch formed now could not run and would stop growing, so
+      // only answer timeouts until an instance frees up.
+      d.expired = batcher_.expire(now);
+      d.wake_at_us = batcher_.next_timeout_us();
+    }
+    const bool dispatched = !d.batch.empty();
+    if (dispatched) {
+      Worker& w = *workers_[instance];
+      w.busy = true;
+      w.batch = std::move(d.batch);
+      w.cv.notify_one();
+    }
+    if (!d.expired.empty()) {
+      lock.unlock();
+      for (uint64_t id : d.expired) {
+        reject_(id, unavailable("request ", id, " timed out waiting in the queue"));
+      }
+      lock.lock();
+      continue;
+    }
+    if (dispatched || poke_) continue;
+    if (stopping_ && batcher_.pending() == 0 &&
+        std::none_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->busy; })) {
+      finished_ = true;
+      for (auto& w : workers_) w->cv.notify_one();
+      return;
+    }
+    if (d.wake_at_us < 0) {
+      scheduler_cv_.wait(lock, [this] { return poke_; });
+    } else if (d.wake_at_us > now) {
+      scheduler_cv_.wait_for(lock, std::chrono::microseconds(d.wake_at_us - now),
+                             [this] { return poke_; });
+    }
+  }
+}
+
+void BatchQueue::worker_loop(int instance) {
+  Worker& w = *workers_[instance];
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    w.cv.wait(lock, [&] { return w.batch.has_value() || finished_; });
+    if (!w.batch.has_value()) return;  // finished_
+    std::vector<uint64_t> ids = std::move(*w.batch);
+    w.batch.reset();
+    lock.unlock();
+    run_batch(instance, std::move(ids));
+    lock.lock();
+    w.busy = false;
+    poke_ = true;
+    scheduler_cv_.notify_one();
+  }
+}
+
+void BatchQueue::run_batch(int instance, std::vector<uint64_t> ids) {
+  const std::vector<uint64_t> copy = ids;
+  std::string what;
+  try {
+    execute_(instance, std::move(ids));
+    return;
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "unknown exception";
+  }
+  for (uint64_t id : copy) {
+    reject_(id, internal_error("instance ", instance, " failed to run the batch: ", what));
+  }
+}
+
+}  // namespace osprey::server::scheduler
