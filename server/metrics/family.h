@@ -87,9 +87,7 @@ class HistogramFamily final : public Family<Histogram> {
   const std::vector<double>& bounds() const { return bounds_; }
 
  private:
-  std::unique_ptr<Histogram> make() const override {
-    return std::make_unique<Histogram>(bounds_);
-  }
+  std::unique_ptr<Histogram> make() const override { return std::make_unique<Histogram>(bounds_); }
   std::vector<double> bounds_;
 };
 

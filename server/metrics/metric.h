@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <concepts>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -13,8 +14,13 @@ namespace osprey::server::metrics {
 // kept apart in a double.
 class Counter {
  public:
-  void inc(uint64_t n = 1) { whole_.fetch_add(n, std::memory_order_relaxed); }
-  // v < 0 or NaN is ignored (a counter never goes down).
+  void inc() { whole_.fetch_add(1, std::memory_order_relaxed); }
+  // Any integer type (uint64_t included); n <= 0 is ignored (a counter never goes down).
+  template <std::integral T>
+  void inc(T n) {
+    if (n > 0) whole_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+  }
+  // v <= 0 or NaN is ignored.
   void inc(double v);
   double value() const;
   uint64_t whole() const { return whole_.load(std::memory_order_relaxed); }

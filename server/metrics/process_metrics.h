@@ -12,12 +12,12 @@
 namespace osprey::server::metrics {
 
 struct ProcessSample {
-  double cpu_seconds = 0;          // user + system
+  double cpu_seconds = 0;  // user + system
   double resident_bytes = 0;
   double virtual_bytes = 0;
-  double start_time_seconds = 0;   // since the Unix epoch
+  double start_time_seconds = 0;  // since the Unix epoch
   double open_fds = 0;
-  std::optional<double> max_fds;   // soft limit; absent when unlimited
+  std::optional<double> max_fds;  // soft limit; absent when unlimited
 };
 
 // Parses /proc/<pid>/stat text. `ticks_per_second` = sysconf(_SC_CLK_TCK), `page_bytes` =
