@@ -74,6 +74,11 @@ size_t BatchQueue::pending() const {
   return batcher_.pending();
 }
 
+uint64_t BatchQueue::scheduler_passes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return passes_;
+}
+
 int BatchQueue::free_instance() const {
   for (size_t i = 0; i < workers_.size(); ++i) {
     if (!workers_[i]->busy) return static_cast<int>(i);
@@ -85,6 +90,7 @@ void BatchQueue::scheduler_loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     poke_ = false;
+    ++passes_;
     const int64_t now = clock_->now_us();
     const int instance = free_instance();
     Decision d;

@@ -52,6 +52,9 @@ class BatchQueue {
   void wake();
 
   size_t pending() const;  // queued, not yet handed to an instance
+  // How many times the scheduler thread has woken up to look at the queue (a diagnostic: it
+  // grows with arrivals, batches, timeouts and wake() calls, not with idle time).
+  uint64_t scheduler_passes() const;
 
  private:
   struct Worker {
@@ -79,6 +82,7 @@ class BatchQueue {
   bool stopping_ = false;  // no new work; flush what is queued
   bool finished_ = false;  // queue empty and instances idle after stopping_: threads exit
   bool poke_ = false;      // wake() was called or state changed
+  uint64_t passes_ = 0;
   std::once_flag stop_once_;
 };
 

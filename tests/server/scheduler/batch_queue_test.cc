@@ -212,6 +212,27 @@ TEST(BatchQueue, ConcurrentSubmitLosesNothing) {
   EXPECT_EQ(rejects.load(), 0);
 }
 
+// The scheduler sleeps until something can happen: a queue waiting for a long batching delay, or
+// an idle one, does not wake up over and over (busy polling would make thousands of passes).
+TEST(BatchQueue, WaitingDoesNotSpin) {
+  SystemClock clock;
+  Recorder rec;
+  BatchQueue q(batching(8, 60'000'000), 2, &clock, rec.execute(), rec.reject());
+  ASSERT_TRUE(q.submit(item(1)).ok());  // waits for a 60 s delay
+  std::this_thread::sleep_for(50ms);
+  uint64_t before = q.scheduler_passes();
+  std::this_thread::sleep_for(300ms);
+  EXPECT_LE(q.scheduler_passes() - before, 2u) << "woke up while waiting for the delay";
+  q.stop();
+  EXPECT_EQ(rec.batches(), std::vector<Ids>({{1}}));
+
+  BatchQueue idle(batching(8, 0), 1, &clock, rec.execute(), rec.reject());
+  std::this_thread::sleep_for(50ms);
+  before = idle.scheduler_passes();
+  std::this_thread::sleep_for(300ms);
+  EXPECT_LE(idle.scheduler_passes() - before, 2u) << "woke up while idle";
+}
+
 TEST(BatchQueue, SubmitErrorsAreSynchronous) {
   FakeClock clock;
   Recorder rec;
