@@ -27,7 +27,7 @@ def test_mobilenetv2_agrees_with_onnxruntime(peer_factory, framework, mobilenet,
     if not framework_importable(framework):
         pytest.fail(f"{framework} is not installed here: run scripts/setup.sh")
     peer = peer_factory(framework, timeout=300)
-    load = peer.send(**load_request(MODEL, mobilenet["feeds"], tmp_path / "work", threads=2))
+    load = peer.send(**load_request(MODEL, mobilenet["feeds"], tmp_path / "work", threads=1))
     assert load["ok"] is True, (load, peer.stderr())
     run = peer.send(cmd="run", inputs_dir=str(mobilenet["inputs_dir"]), iterations=2, warmup=1)
     assert run["ok"] is True and len(run["latencies_us"]) == 2, run
