@@ -170,6 +170,45 @@ def time_calls(call, iterations, warmup):
     return latencies
 
 
+def conversion_key(request, **extra):
+    """Identifies one conversion: the model file (path, size, mtime), the input shapes and
+    whatever else changes the converter's output. A converted model in work_dir is reused
+    only when its recorded key matches."""
+    st = request.model.stat()
+    doc = {"model": str(request.model), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+           "inputs": [[i.name, i.dtype, i.shape] for i in request.inputs], **extra}
+    return json.dumps(doc, sort_keys=True)
+
+
+def converted(work_dir, key, files):
+    """Whether `files` in work_dir were made by the conversion `key` (see mark_converted)."""
+    stamp = work_dir / "conversion.json"
+    return stamp.is_file() and stamp.read_text() == key and all((work_dir / f).is_file() for f in files)
+
+
+def mark_converted(work_dir, key):
+    (work_dir / "conversion.json").write_text(key)
+
+
+def run_converter(argv, cwd, what, timeout_s=600):
+    """Runs a converter; returns its combined output, or raises AdapterError with its tail."""
+    import subprocess
+
+    try:
+        done = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, errors="replace", timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise AdapterError(f"load: {what} did not finish within {timeout_s} s") from None
+    except OSError as e:
+        raise AdapterError(f"load: cannot run {what} ({argv[0]}): {e.strerror}") from None
+    text = done.stdout + done.stderr
+    (Path(cwd) / f"{Path(argv[0]).name}.log").write_text(text)
+    if done.returncode != 0:
+        tail = " | ".join(line for line in text.strip().splitlines()[-6:])
+        raise AdapterError(f"load: {what} failed (exit {done.returncode}): {tail}")
+    return text
+
+
 def package_version(dist):
     try:
         return metadata.version(dist)
