@@ -84,6 +84,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec == bhttp::error::header_limit)
       return send_error(431, str_cat("request header exceeds the limit of ",
                                      server_.options.max_header_bytes, " bytes"));
+    // Beast refuses a declared Content-Length over body_limit while parsing the header.
+    if (ec == bhttp::error::body_limit) return send_error(413, body_limit_message(0));
     if (ec) return fail_read(ec);
     const auto& req = parser_->get();
     if (auto len = parser_->content_length(); len && *len > server_.options.max_body_bytes)

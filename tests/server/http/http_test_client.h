@@ -1,6 +1,8 @@
 // A small synchronous Beast HTTP/1.1 client for the socket tests.
 #pragma once
 
+#include <utility>  // before Asio: Boost 1.74 awaitable.hpp uses std::exchange
+
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>

@@ -142,7 +142,7 @@ TEST(InferRequestDecode, LargeLastBinaryInputKeepsItsBytes) {
 
 TEST(InferRequestDecode, MalformedJsonNamesTheOffset) {
   expect_error(decode(R"({"inputs": [ }")"), StatusCode::kInvalidArgument,
-               {"malformed JSON", "offset 12"});
+               {"malformed JSON", "offset 13"});
   expect_error(decode(""), StatusCode::kInvalidArgument, {"no JSON body"});
   expect_error(decode("[1]"), StatusCode::kInvalidArgument, {"JSON object"});
   expect_error(decode(R"({"inputs":1})"), StatusCode::kInvalidArgument, {"'inputs' must be an array"});
