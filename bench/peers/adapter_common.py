@@ -190,7 +190,7 @@ def mark_converted(work_dir, key):
     (work_dir / "conversion.json").write_text(key)
 
 
-def run_converter(argv, cwd, what, timeout_s=600):
+def run_converter(argv, cwd, what, log_name, timeout_s=600):
     """Runs a converter; returns its combined output, or raises AdapterError with its tail."""
     import subprocess
 
@@ -202,11 +202,25 @@ def run_converter(argv, cwd, what, timeout_s=600):
     except OSError as e:
         raise AdapterError(f"load: cannot run {what} ({argv[0]}): {e.strerror}") from None
     text = done.stdout + done.stderr
-    (Path(cwd) / f"{Path(argv[0]).name}.log").write_text(text)
+    (Path(cwd) / log_name).write_text(text)
     if done.returncode != 0:
         tail = " | ".join(line for line in text.strip().splitlines()[-6:])
         raise AdapterError(f"load: {what} failed (exit {done.returncode}): {tail}")
     return text
+
+
+def onnx_signature(model):
+    """([input names], [(output name, [dim or None, ...])]) in graph order, initializers excluded."""
+    import onnx
+
+    m = onnx.load(str(model), load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    inputs = [v.name for v in m.graph.input if v.name not in inits]
+    outputs = []
+    for v in m.graph.output:
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in v.type.tensor_type.shape.dim]
+        outputs.append((v.name, dims))
+    return inputs, outputs
 
 
 def package_version(dist):

@@ -21,20 +21,6 @@ PNNX_DTYPES = {"float32": "f32", "float16": "f16", "float64": "f64", "int64": "i
                "int32": "i32", "int8": "i8", "uint8": "u8", "bool": "i8"}
 
 
-def onnx_signature(model):
-    """([input names], [(output name, [dim or None, ...])]) in graph order, initializers excluded."""
-    import onnx
-
-    m = onnx.load(str(model), load_external_data=False)
-    inits = {i.name for i in m.graph.initializer}
-    inputs = [v.name for v in m.graph.input if v.name not in inits]
-    outputs = []
-    for v in m.graph.output:
-        dims = [d.dim_value if d.HasField("dim_value") else None for d in v.type.tensor_type.shape.dim]
-        outputs.append((v.name, dims))
-    return inputs, outputs
-
-
 def unsupported_layers(param_path):
     """Layer types in an ncnn .param that this ncnn build cannot create."""
     import ncnn
@@ -76,7 +62,7 @@ class NcnnAdapter(common.Adapter):
         import pnnx
         from pathlib import Path
 
-        input_names, outputs = onnx_signature(request.model)
+        input_names, outputs = common.onnx_signature(request.model)
         given = {s.name: s for s in request.inputs}
         if set(input_names) != set(given):
             raise common.AdapterError(f"load: the model's inputs are {input_names}, the request names {sorted(given)}")
@@ -102,7 +88,7 @@ class NcnnAdapter(common.Adapter):
                    "ncnnpy": "model_ncnn.py"}
             argv = [str(Path(pnnx.__file__).parent / "pnnx"), str(request.model), f"inputshape={shapes}",
                     f"fp16={int(fp16)}"] + [f"{k}={v}" for k, v in out.items()]
-            common.run_converter(argv, work, "pnnx (ONNX -> ncnn)")
+            common.run_converter(argv, work, "pnnx (ONNX -> ncnn)", "pnnx.log")
             if not (work / files[0]).is_file():
                 raise common.AdapterError("load: pnnx wrote no ncnn model (see pnnx.log in work_dir)")
             common.mark_converted(work, key)
