@@ -39,5 +39,12 @@ std::unique_ptr<Pass> make_identity_elimination();
 std::unique_ptr<Pass> make_constant_folding();
 std::unique_ptr<Pass> make_conv_bn_fold();
 std::unique_ptr<Pass> make_dead_code_elimination();
+std::unique_ptr<Pass> make_shape_folding();
+std::unique_ptr<Pass> make_common_subexpression_elimination();
+std::unique_ptr<Pass> make_gelu_fusion();
+std::unique_ptr<Pass> make_layer_norm_fusion();
+std::unique_ptr<Pass> make_conv_add_fusion();
+std::unique_ptr<Pass> make_conv_activation_fusion();
+std::unique_ptr<Pass> make_matmul_add_fusion();
 
 }  // namespace osprey::passes

@@ -15,9 +15,20 @@ PassManagerOptions PassManagerOptions::from_session(const SessionOptions& o) {
 
 PassManager PassManager::with_default_passes(PassManagerOptions options) {
   PassManager pm(std::move(options));
+  // Level 1: clean-ups and folds.
   pm.add(make_identity_elimination());
   pm.add(make_constant_folding());
+  pm.add(make_shape_folding());
+  pm.add(make_constant_folding());  // what the folded shapes made constant
+  pm.add(make_common_subexpression_elimination());
   pm.add(make_conv_bn_fold());
+  // Level 2: fusions into com.osprey ops. GELU first, so that it can become the activation of
+  // a fused product; residual Adds before activations (act(conv + z)).
+  pm.add(make_gelu_fusion());
+  pm.add(make_layer_norm_fusion());
+  pm.add(make_conv_add_fusion());
+  pm.add(make_conv_activation_fusion());
+  pm.add(make_matmul_add_fusion());
   pm.add(make_dead_code_elimination());
   return pm;
 }

@@ -1,6 +1,8 @@
 #include "passes/pass_util.h"
 
 #include <algorithm>
+#include <cmath>
+#include <set>
 
 namespace osprey::passes {
 
@@ -70,6 +72,77 @@ bool has_subgraph(const ir::Node& n) {
   for (const auto& [k, a] : n.attributes)
     if (a.g || !a.graphs.empty()) return true;
   return false;
+}
+
+std::vector<int> compute_producers(const ir::Graph& g) {
+  std::vector<int> p(g.values.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int o : g.nodes[i].outputs)
+      if (o != ir::kNoValue) p[static_cast<size_t>(o)] = static_cast<int>(i);
+  return p;
+}
+
+std::vector<std::vector<int>> compute_readers(const ir::Graph& g) {
+  std::vector<std::vector<int>> r(g.values.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int v : g.nodes[i].inputs)
+      if (v != ir::kNoValue) r[static_cast<size_t>(v)].push_back(static_cast<int>(i));
+  return r;
+}
+
+bool only_read_by_nodes(const ValueUses& u, int id, int slots) {
+  if (id == ir::kNoValue) return false;
+  const auto i = static_cast<size_t>(id);
+  return u.readers[i] == slots && !u.captured[i] && !u.output[i];
+}
+
+bool scalar_constant(const ir::Graph& g, int id, double* v) {
+  const Tensor* t = constant_tensor(g, id);
+  if (!t || t->dtype() != DType::kFloat32 || t->numel() != 1) return false;
+  *v = t->data<float>()[0];
+  return true;
+}
+
+bool near(double a, double b, double rel) { return std::fabs(a - b) <= rel * std::fabs(b); }
+
+int other_input(const ir::Node& n, int x) {
+  if (n.inputs.size() != 2) return ir::kNoValue;
+  if (n.inputs[0] == x) return n.inputs[1];
+  if (n.inputs[1] == x) return n.inputs[0];
+  return ir::kNoValue;
+}
+
+DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers,
+                  bool in_subgraph) {
+  // Ops whose (first) output has the element type of their first input.
+  static const std::set<std::string> kSameType = {
+      "Add", "Sub", "Mul", "Div", "Pow", "Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp",
+      "Neg", "Abs", "Clip", "LeakyRelu", "HardSigmoid", "HardSwish", "Softmax", "Conv",
+      "MatMul", "Gemm", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",
+      "ReduceMean", "ReduceSum", "Concat", "Gather", "Slice", "MaxPool", "AveragePool",
+      "GlobalAveragePool", "BatchNormalization", "LayerNormalization", "Dropout", "Pad",
+      "Resize", "Split", "Expand", "Tile", "Reciprocal", "Max", "Min", "Sum"};
+  for (int depth = 0; depth < 256 && id != ir::kNoValue; ++depth) {
+    if (const Tensor* t = constant_tensor(g, id)) return t->dtype();
+    const ir::ValueType& vt = g.values[static_cast<size_t>(id)].type;
+    const bool declared = vt.kind == ir::ValueType::Kind::kTensor && vt.dtype != DType::kUndefined;
+    if (is_graph_input(g, id)) return !in_subgraph && declared ? vt.dtype : DType::kUndefined;
+    if (declared && !in_subgraph) return vt.dtype;
+    const int p = producers[static_cast<size_t>(id)];
+    if (p < 0) return DType::kUndefined;
+    const ir::Node& n = g.nodes[static_cast<size_t>(p)];
+    if (is_op(n, "Cast")) {
+      const auto* to = n.find_attribute("to");
+      return to && to->type == ir::Attribute::Type::kInt ? static_cast<DType>(to->i)
+                                                          : DType::kUndefined;
+    }
+    if (n.op_type == "Shape" && n.domain.empty()) return DType::kInt64;
+    const bool same = (n.domain.empty() && kSameType.count(n.op_type)) ||
+                      (n.domain == "com.osprey");
+    if (!same || n.inputs.empty()) return DType::kUndefined;
+    id = n.inputs[0];
+  }
+  return DType::kUndefined;
 }
 
 }  // namespace osprey::passes

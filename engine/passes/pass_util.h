@@ -39,4 +39,28 @@ ir::ValueType tensor_value_type(const Tensor& t);
 // True if the node holds a subgraph attribute (If, Loop, Scan...).
 bool has_subgraph(const ir::Node& n);
 
+// For each value id: the index of the node that writes it, or -1.
+std::vector<int> compute_producers(const ir::Graph& g);
+// For each value id: the indices of the nodes reading it, once per input slot.
+std::vector<std::vector<int>> compute_readers(const ir::Graph& g);
+// True when `id` is read by exactly `slots` node input slots and by nothing else (no subgraph
+// capture, not a graph output): a fusion may then remove it.
+bool only_read_by_nodes(const ValueUses& u, int id, int slots = 1);
+// The value of a one-element float32 constant.
+bool scalar_constant(const ir::Graph& g, int id, double* v);
+// True when `a` and `b` agree to a relative tolerance `rel`.
+bool near(double a, double b, double rel = 1e-4);
+// Element type of `id` when it is certain from the graph: a constant, a declared main-graph
+// input or value type, a Cast's `to`, or an op whose output type is its first input's.
+DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers,
+                  bool in_subgraph);
+// Index of input slot `i` of node `n`, or kNoValue when absent.
+inline int input_at(const ir::Node& n, size_t i) {
+  return i < n.inputs.size() ? n.inputs[i] : ir::kNoValue;
+}
+// The node is op `op` of the default ONNX domain.
+inline bool is_op(const ir::Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
+// The other input of a two-input node, given one of them; kNoValue if `x` is not an input.
+int other_input(const ir::Node& n, int x);
+
 }  // namespace osprey::passes

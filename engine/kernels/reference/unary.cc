@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/reference/activation.h"
 #include "kernels/reference/common.h"
 #include "kernels/reference/elementwise_util.h"
 
@@ -79,13 +80,9 @@ OSPREY_FLOAT_UNARY(unary_softsign, "Softsign", x / (decltype(x)(1) + std::fabs(x
 // log(1 + e^x), written to neither overflow nor lose precision.
 OSPREY_FLOAT_UNARY(unary_softplus, "Softplus",
                    x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)))
-// 1 / (1 + e^-x), written not to overflow for large |x|.
-OSPREY_FLOAT_UNARY(unary_sigmoid, "Sigmoid",
-                   x >= 0 ? decltype(x)(1) / (decltype(x)(1) + std::exp(-x))
-                          : std::exp(x) / (decltype(x)(1) + std::exp(x)))
-OSPREY_FLOAT_UNARY(unary_hardswish, "HardSwish",
-                   x * std::max(decltype(x)(0),
-                                std::min(decltype(x)(1), x / decltype(x)(6) + decltype(x)(0.5))))
+// sigmoid and hardswish: activation.h
+OSPREY_FLOAT_UNARY(unary_sigmoid, "Sigmoid", sigmoid(x))
+OSPREY_FLOAT_UNARY(unary_hardswish, "HardSwish", hardswish(x))
 #undef OSPREY_FLOAT_UNARY
 
 // ---- math on all numeric types
@@ -147,8 +144,7 @@ Status unary_relu(KernelContext& ctx) {
 Status unary_leaky_relu(KernelContext& ctx) {
   const double alpha = ctx.attr_float("alpha", 0.01f);
   return map_float(ctx, "LeakyRelu", [alpha](auto x) -> decltype(x) {
-    using C = decltype(x);
-    return x < 0 ? C(alpha) * x : x;
+    return leaky_relu(x, decltype(x)(alpha));
   });
 }
 
@@ -192,7 +188,7 @@ Status unary_hard_sigmoid(KernelContext& ctx) {
   const double beta = ctx.attr_float("beta", 0.5f);
   return map_float(ctx, "HardSigmoid", [alpha, beta](auto x) -> decltype(x) {
     using C = decltype(x);
-    return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta)));
+    return hard_sigmoid(x, C(alpha), C(beta));
   });
 }
 

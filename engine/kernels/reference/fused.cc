@@ -1,0 +1,197 @@
+// Reference kernels of the com.osprey fused ops that the optimizer's fusion passes create
+// (engine/passes/*_fusion.cc). All are float32 only.
+//
+//   FusedConv(X, W, B?, Z?)       Y = act(Conv(X, W) + B + Z); every Conv attribute, plus
+//                                 `activation` and `activation_params` (below). Z, the residual,
+//                                 has the shape of Y (no broadcasting).
+//   FusedMatMul(A, B, bias?, Z?)  Y = act(A . B + bias + Z); A is N-D [..., K], B is 2-D [K, N]
+//                                 (or [N, K] when trans_b = 1), bias is [N], Z has Y's shape.
+//   Gelu(X)                       approximate = "none" (erf form) or "tanh".
+//   LayerNormalization(X, Scale, B?)  ONNX-17 LayerNormalization (axis, epsilon), output Y only.
+//
+// activation: "" (none), Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Silu,
+// Gelu, GeluTanh. activation_params: Clip [min, max], LeakyRelu [alpha], HardSigmoid [alpha,
+// beta]; none for the others. The convolution and the matrix product are the reference Conv
+// and the shared GEMM core; activations come from activation.h, as the unfused kernels use.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/reference/activation.h"
+#include "kernels/reference/common.h"
+#include "kernels/reference/gemm_core.h"
+
+namespace osprey::ref {
+
+Status conv(KernelContext& ctx);                 // conv.cc
+Status layer_normalization(KernelContext& ctx);  // normalization.cc
+
+namespace {
+
+enum class Act { kNone, kRelu, kClip, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh,
+                 kSilu, kGelu, kGeluTanh };
+
+struct Activation {
+  Act kind = Act::kNone;
+  float a = 0, b = 0;  // Clip min/max, LeakyRelu alpha, HardSigmoid alpha/beta
+};
+
+Status read_activation(const KernelContext& ctx, Activation* act) {
+  struct Entry {
+    const char* name;
+    Act kind;
+    size_t params;
+  };
+  static const Entry kActs[] = {
+      {"", Act::kNone, 0},           {"Relu", Act::kRelu, 0},
+      {"Clip", Act::kClip, 2},       {"LeakyRelu", Act::kLeakyRelu, 1},
+      {"Sigmoid", Act::kSigmoid, 0}, {"HardSigmoid", Act::kHardSigmoid, 2},
+      {"HardSwish", Act::kHardSwish, 0}, {"Tanh", Act::kTanh, 0},
+      {"Silu", Act::kSilu, 0},       {"Gelu", Act::kGelu, 0},
+      {"GeluTanh", Act::kGeluTanh, 0},
+  };
+  const std::string name = ctx.attr_string("activation", "");
+  const std::vector<float> params = ctx.attr_floats("activation_params");
+  for (const Entry& e : kActs) {
+    if (name != e.name) continue;
+    if (params.size() != e.params)
+      return invalid_argument("activation ", name.empty() ? "(none)" : name, " takes ", e.params,
+                              " activation_params, got ", params.size());
+    act->kind = e.kind;
+    if (e.params > 0) act->a = params[0];
+    if (e.params > 1) act->b = params[1];
+    return Status::Ok();
+  }
+  return invalid_argument("unknown activation '", name, "'");
+}
+
+float apply(const Activation& act, float x) {
+  switch (act.kind) {
+    case Act::kNone: return x;
+    case Act::kRelu: return x > 0 ? x : 0.0f;
+    case Act::kClip: return x < act.a ? act.a : (x > act.b ? act.b : x);
+    case Act::kLeakyRelu: return leaky_relu(x, act.a);
+    case Act::kSigmoid: return sigmoid(x);
+    case Act::kHardSigmoid: return hard_sigmoid(x, act.a, act.b);
+    case Act::kHardSwish: return hardswish(x);
+    case Act::kTanh: return std::tanh(x);
+    case Act::kSilu: return silu(x);
+    case Act::kGelu: return gelu_erf(x);
+    case Act::kGeluTanh: return gelu_tanh(x);
+  }
+  return x;
+}
+
+Status require_float32(const KernelContext& ctx, int i, const char* what) {
+  if (!ctx.has_input(i)) return Status::Ok();
+  if (!ctx.input_value(i).is_tensor() || ctx.input(i).dtype() != DType::kFloat32)
+    return invalid_argument(what, " must be a float32 tensor");
+  return Status::Ok();
+}
+
+// y = act(y + z) in place; z (optional input `zi`) must have y's shape.
+Status add_residual_and_activate(const KernelContext& ctx, int zi, const Activation& act,
+                                 Tensor& y) {
+  float* p = y.data<float>();
+  const int64_t n = y.numel();
+  if (ctx.has_input(zi)) {
+    OSPREY_RETURN_IF_ERROR(require_float32(ctx, zi, "residual Z"));
+    const Tensor& z = ctx.input(zi);
+    if (z.shape() != y.shape())
+      return invalid_argument("residual Z has shape ", shape_to_string(z.shape()),
+                              ", expected the output shape ", shape_to_string(y.shape()));
+    const float* q = z.data<float>();
+    for (int64_t i = 0; i < n; ++i) p[i] = apply(act, p[i] + q[i]);
+  } else if (act.kind != Act::kNone) {
+    for (int64_t i = 0; i < n; ++i) p[i] = apply(act, p[i]);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status fused_conv(KernelContext& ctx) {
+  Activation act;
+  OSPREY_RETURN_IF_ERROR(read_activation(ctx, &act));
+  for (int i = 0; i < 3; ++i)
+    OSPREY_RETURN_IF_ERROR(require_float32(ctx, i, i == 0 ? "X" : i == 1 ? "W" : "B"));
+  // The convolution with bias is the reference Conv, run on this node's first three inputs.
+  std::vector<const Value*> conv_inputs = {&ctx.input_value(0), &ctx.input_value(1),
+                                           ctx.has_input(2) ? &ctx.input_value(2) : nullptr};
+  std::vector<Value> conv_outputs(1);
+  KernelContext inner(ctx.node(), std::move(conv_inputs), &conv_outputs, ctx.max_elements(),
+                      nullptr, ctx.pool());
+  OSPREY_RETURN_IF_ERROR(conv(inner));
+  if (!inner.attribute_error().empty()) return invalid_argument(inner.attribute_error());
+  Tensor y = conv_outputs[0].tensor;
+  OSPREY_RETURN_IF_ERROR(add_residual_and_activate(ctx, 3, act, y));
+  ctx.set_output(0, std::move(y));
+  return Status::Ok();
+}
+
+Status fused_matmul(KernelContext& ctx) {
+  Activation act;
+  OSPREY_RETURN_IF_ERROR(read_activation(ctx, &act));
+  if (!ctx.has_input(0) || !ctx.has_input(1)) return invalid_argument("A and B are required");
+  for (int i = 0; i < 3; ++i)
+    OSPREY_RETURN_IF_ERROR(require_float32(ctx, i, i == 0 ? "A" : i == 1 ? "B" : "bias"));
+  const int64_t trans_b = ctx.attr_int("trans_b", 0);
+  if (trans_b != 0 && trans_b != 1) return invalid_argument("trans_b must be 0 or 1");
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.rank() < 1) return invalid_argument("A must have rank >= 1, got a scalar");
+  if (b.rank() != 2) return invalid_argument("B must be 2-D, got ", shape_to_string(b.shape()));
+  const int64_t K = a.dim(a.rank() - 1);
+  const int64_t N = trans_b ? b.dim(0) : b.dim(1);
+  if ((trans_b ? b.dim(1) : b.dim(0)) != K)
+    return invalid_argument("inner dimensions differ: A ", shape_to_string(a.shape()), ", B ",
+                            shape_to_string(b.shape()), trans_b ? " (transposed)" : "");
+  Shape out(a.shape().begin(), a.shape().end() - 1);
+  out.push_back(N);
+  const int64_t M = K > 0 ? a.numel() / K : shape_numel(Shape(out.begin(), out.end() - 1));
+  const float* bias = nullptr;
+  if (ctx.has_input(2)) {
+    const Tensor& bt = ctx.input(2);
+    if (bt.rank() != 1 || bt.dim(0) != N)
+      return invalid_argument("bias has shape ", shape_to_string(bt.shape()), ", expected [", N,
+                              "]");
+    bias = bt.data<float>();
+  }
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_tensor(DType::kFloat32, out));
+  float* yp = y.data<float>();
+  gemm<float>(false, trans_b != 0, M, N, K, 1.0f, a.data<float>(), K, b.data<float>(),
+              trans_b ? K : N, 0.0f, yp, N, ctx.pool());
+  if (bias)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t j = 0; j < N; ++j) yp[m * N + j] += bias[j];
+  OSPREY_RETURN_IF_ERROR(add_residual_and_activate(ctx, 3, act, y));
+  ctx.set_output(0, std::move(y));
+  return Status::Ok();
+}
+
+Status gelu(KernelContext& ctx) {
+  OSPREY_RETURN_IF_ERROR(require_float32(ctx, 0, "X"));
+  if (!ctx.has_input(0)) return invalid_argument("X is required");
+  const std::string approx = ctx.attr_string("approximate", "none");
+  if (approx != "none" && approx != "tanh")
+    return invalid_argument("attribute approximate must be 'none' or 'tanh', got '", approx, "'");
+  const bool tanh_form = approx == "tanh";
+  const Tensor& x = ctx.input(0);
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, DType::kFloat32, x.shape()));
+  const float* in = x.data<float>();
+  float* out = y.data<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) out[i] = tanh_form ? gelu_tanh(in[i]) : gelu_erf(in[i]);
+  return Status::Ok();
+}
+
+// LayerNormalization in the com.osprey domain: the ONNX-17 kernel, output Y only.
+Status fused_layer_normalization(KernelContext& ctx) {
+  for (int i = 0; i < 3; ++i)
+    OSPREY_RETURN_IF_ERROR(require_float32(ctx, i, i == 0 ? "X" : i == 1 ? "Scale" : "B"));
+  for (int i = 1; i < ctx.num_outputs(); ++i)
+    if (ctx.output_requested(i))
+      return invalid_argument("com.osprey LayerNormalization has only the output Y");
+  return layer_normalization(ctx);
+}
+
+}  // namespace osprey::ref

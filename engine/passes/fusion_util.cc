@@ -1,0 +1,171 @@
+#include "passes/fusion_util.h"
+
+#include <cmath>
+#include <limits>
+
+namespace osprey::passes {
+
+void GraphIndex::refresh() {
+  uses = compute_uses(g_);
+  producers = compute_producers(g_);
+  readers = compute_readers(g_);
+  facts = infer_shapes(g_, in_subgraph_);
+}
+
+int GraphIndex::sole_reader(int id) const {
+  if (!only_read_by_nodes(uses, id, 1)) return -1;
+  return readers[static_cast<size_t>(id)][0];
+}
+
+DType GraphIndex::dtype(int id) const { return known_dtype(g_, id, producers, in_subgraph_); }
+
+namespace {
+
+float float_attr(const ir::Node& n, const char* name, float def, bool* ok) {
+  const auto* a = n.find_attribute(name);
+  if (!a) return def;
+  if (a->type != ir::Attribute::Type::kFloat) *ok = false;
+  return a->f;
+}
+
+// Clip's bounds when they are constants (inputs from opset 11, attributes before).
+bool clip_bounds(const ir::Graph& g, const ir::Node& n, std::vector<float>* params) {
+  const float inf = std::numeric_limits<float>::infinity();
+  float lo = -inf, hi = inf;
+  if (n.opset < 11) {
+    if (n.opset >= 6) {
+      lo = std::numeric_limits<float>::lowest();
+      hi = std::numeric_limits<float>::max();
+    }
+    bool ok = true;
+    lo = float_attr(n, "min", lo, &ok);
+    hi = float_attr(n, "max", hi, &ok);
+    if (!ok) return false;
+  } else {
+    for (size_t i = 1; i <= 2; ++i) {
+      const int id = input_at(n, i);
+      if (id == ir::kNoValue) continue;
+      double v;
+      if (!scalar_constant(g, id, &v)) return false;
+      (i == 1 ? lo : hi) = static_cast<float>(v);
+    }
+  }
+  *params = {lo, hi};
+  return true;
+}
+
+}  // namespace
+
+bool match_activation(const ir::Graph& g, const GraphIndex& ix, int y, ActivationMatch* m) {
+  const auto& rd = ix.readers[static_cast<size_t>(y)];
+  // Silu: y read by Sigmoid(y) and Mul(y, sigmoid) exactly.
+  if (only_read_by_nodes(ix.uses, y, 2) && rd[0] != rd[1]) {
+    for (int k = 0; k < 2; ++k) {
+      const ir::Node& s = g.nodes[static_cast<size_t>(rd[k])];
+      const ir::Node& mul = g.nodes[static_cast<size_t>(rd[1 - k])];
+      if (!is_op(s, "Sigmoid") || !is_op(mul, "Mul") || s.outputs.size() != 1) continue;
+      const int sv = s.outputs[0];
+      if (ix.sole_reader(sv) != rd[1 - k] || other_input(mul, y) != sv) continue;
+      *m = {"Silu", {}, {rd[k], rd[1 - k]}, mul.outputs[0]};
+      return true;
+    }
+    return false;
+  }
+  const int r = ix.sole_reader(y);
+  if (r < 0) return false;
+  const ir::Node& a = g.nodes[static_cast<size_t>(r)];
+  if (a.outputs.size() != 1 || a.outputs[0] == ir::kNoValue || a.inputs.empty() ||
+      a.inputs[0] != y)
+    return false;
+  *m = {"", {}, {r}, a.outputs[0]};
+  bool ok = true;
+  if (a.domain == kOspreyDomain && a.op_type == "Gelu") {
+    const auto* ap = a.find_attribute("approximate");
+    const std::string approx = ap && ap->type == ir::Attribute::Type::kString ? ap->s : "none";
+    if (approx != "none" && approx != "tanh") return false;
+    m->name = approx == "tanh" ? "GeluTanh" : "Gelu";
+    return a.inputs.size() == 1;
+  }
+  if (!a.domain.empty()) return false;
+  const std::string& op = a.op_type;
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || (op == "HardSwish")) {
+    m->name = op;
+    return a.inputs.size() == 1;
+  }
+  if (op == "LeakyRelu") {
+    m->name = op;
+    m->params = {float_attr(a, "alpha", 0.01f, &ok)};
+    return ok && a.inputs.size() == 1;
+  }
+  if (op == "HardSigmoid") {
+    m->name = op;
+    m->params = {float_attr(a, "alpha", 0.2f, &ok), float_attr(a, "beta", 0.5f, &ok)};
+    return ok && a.inputs.size() == 1;
+  }
+  if (op == "Clip") {
+    m->name = op;
+    return clip_bounds(g, a, &m->params);
+  }
+  return false;
+}
+
+bool depends_on(const ir::Graph& g, const std::vector<int>& producers, int v, int node) {
+  std::vector<bool> seen(g.nodes.size(), false);
+  std::vector<int> stack;
+  if (v != ir::kNoValue && producers[static_cast<size_t>(v)] >= 0)
+    stack.push_back(producers[static_cast<size_t>(v)]);
+  while (!stack.empty()) {
+    const int p = stack.back();
+    stack.pop_back();
+    if (p == node) return true;
+    if (seen[static_cast<size_t>(p)]) continue;
+    seen[static_cast<size_t>(p)] = true;
+    const ir::Node& n = g.nodes[static_cast<size_t>(p)];
+    for (const auto* list : {&n.inputs, &n.implicit_inputs})
+      for (int i : *list)
+        if (i != ir::kNoValue && producers[static_cast<size_t>(i)] >= 0)
+          stack.push_back(producers[static_cast<size_t>(i)]);
+  }
+  return false;
+}
+
+bool match_residual_add(const ir::Graph& g, const GraphIndex& ix, int y, int fused, int* add,
+                        int* z) {
+  const int r = ix.sole_reader(y);
+  if (r < 0) return false;
+  const ir::Node& a = g.nodes[static_cast<size_t>(r)];
+  if (!is_op(a, "Add") || a.outputs.size() != 1 || a.outputs[0] == ir::kNoValue) return false;
+  const int other = other_input(a, y);
+  if (other == ir::kNoValue || other == y) return false;
+  if (!ix.facts.same_shape(other, y)) return false;
+  if (depends_on(g, ix.producers, other, fused)) return false;
+  *add = r;
+  *z = other;
+  return true;
+}
+
+std::string activation_of(const ir::Node& n) {
+  const auto* a = n.find_attribute("activation");
+  return a && a->type == ir::Attribute::Type::kString ? a->s : "";
+}
+
+void set_activation(ir::Node& n, const ActivationMatch& m) {
+  ir::Attribute act;
+  act.type = ir::Attribute::Type::kString;
+  act.s = m.name;
+  n.attributes["activation"] = act;
+  ir::Attribute params;
+  params.type = ir::Attribute::Type::kFloats;
+  params.floats = m.params;
+  n.attributes["activation_params"] = params;
+}
+
+void make_fused(ir::Node& n, const char* op, size_t inputs) {
+  n.op_type = op;
+  n.domain = kOspreyDomain;
+  n.opset = 1;
+  n.inputs.resize(inputs, ir::kNoValue);
+  n.kernel = nullptr;
+}
+
+}  // namespace osprey::passes

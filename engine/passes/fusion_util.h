@@ -1,0 +1,61 @@
+// Matching helpers shared by the fusion passes (not a pass itself): the activation that may
+// follow a fused node, the residual Add that may follow it, and turning a node into one of the
+// com.osprey fused ops (contract in engine/kernels/reference/fused.cc).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "passes/pass_util.h"
+#include "passes/shape_inference.h"
+
+namespace osprey::passes {
+
+inline constexpr const char* kOspreyDomain = "com.osprey";
+
+// What a pass knows about one graph while it rewrites it; `refresh()` recomputes it.
+struct GraphIndex {
+  explicit GraphIndex(const ir::Graph& g, bool in_subgraph) : g_(g), in_subgraph_(in_subgraph) {
+    refresh();
+  }
+  void refresh();
+  ValueUses uses;
+  std::vector<int> producers;
+  std::vector<std::vector<int>> readers;
+  ShapeFacts facts;
+  // The one node reading `id` (read once, not captured, not a graph output), else -1.
+  int sole_reader(int id) const;
+  DType dtype(int id) const;
+
+ private:
+  const ir::Graph& g_;
+  bool in_subgraph_;
+};
+
+// An activation reading a fused node's output `y`: which one, its parameters, the nodes it is
+// made of and the value it produces.
+struct ActivationMatch {
+  std::string name;
+  std::vector<float> params;
+  std::vector<int> nodes;
+  int output = ir::kNoValue;
+};
+// Relu, Clip (constant bounds), LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh,
+// Mul(y, Sigmoid(y)) (Silu), com.osprey Gelu. `y` must have no other use.
+bool match_activation(const ir::Graph& g, const GraphIndex& ix, int y, ActivationMatch* m);
+
+// An Add reading `y` (its only use) and a value `z` of exactly y's shape that does not depend
+// on node `fused` (so it can become that node's residual input).
+bool match_residual_add(const ir::Graph& g, const GraphIndex& ix, int y, int fused, int* add,
+                        int* z);
+
+// The fused node's activation attribute ("" when none or absent).
+std::string activation_of(const ir::Node& n);
+void set_activation(ir::Node& n, const ActivationMatch& m);
+// Makes `n` the com.osprey op `op` (opset 1) with `inputs` input slots (missing ones "").
+void make_fused(ir::Node& n, const char* op, size_t inputs);
+// True when value `v` is computed (directly or not) from an output of node `node`.
+bool depends_on(const ir::Graph& g, const std::vector<int>& producers, int v, int node);
+
+}  // namespace osprey::passes

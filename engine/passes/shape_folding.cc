@@ -1,0 +1,62 @@
+// shape_folding (level 1): shape computations whose result is known before the graph runs
+// become constants. Shape of a value whose shape is fully static, and the int64 values computed
+// from shapes (Gather, Slice, Concat, Unsqueeze, Squeeze, Cast) when every element is a fixed
+// number, are replaced by initializers; constant_folding and dead_code_elimination then finish
+// the Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains. Shapes come from
+// shape_inference.h: declared main-graph inputs, constants and the ops it knows. A symbolic dim
+// (a dynamic batch or sequence length) is never folded: a Gather that picks one stays.
+#include <set>
+
+#include "passes/pass.h"
+#include "passes/pass_util.h"
+#include "passes/shape_inference.h"
+
+namespace osprey::passes {
+namespace {
+
+bool folds(const ir::Node& n) {
+  static const std::set<std::string> kOps = {"Shape",   "Gather",  "Slice", "Concat",
+                                             "Unsqueeze", "Squeeze", "Cast",  "Identity"};
+  return n.domain.empty() && kOps.count(n.op_type) && n.outputs.size() == 1 &&
+         n.outputs[0] != ir::kNoValue;
+}
+
+class ShapeFolding final : public Pass {
+ public:
+  const char* name() const override { return "shape_folding"; }
+  int level() const override { return 1; }
+
+  Result<bool> run(ir::Graph& g, PassContext& ctx) override {
+    const ShapeFacts facts = infer_shapes(g, ctx.in_subgraph);
+    std::vector<bool> dead(g.nodes.size(), false);
+    bool changed = false;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const ir::Node& n = g.nodes[i];
+      if (!folds(n)) continue;
+      const int y = n.outputs[0];
+      const auto yi = static_cast<size_t>(y);
+      if (!facts.has_contents[yi] || !facts.has_shape[yi] || facts.shapes[yi].size() > 1) continue;
+      const SymShape& c = facts.contents[yi];
+      bool fixed = true;
+      for (const SymDim& d : c) fixed = fixed && d.fixed();
+      if (!fixed) continue;
+      const bool scalar = facts.shapes[yi].empty();
+      if (scalar && c.size() != 1) continue;
+      Tensor t(DType::kInt64, scalar ? Shape{} : Shape{static_cast<int64_t>(c.size())});
+      for (size_t k = 0; k < c.size(); ++k) t.data<int64_t>()[k] = c[k].value;
+      g.initializers[y] = std::move(t);
+      dead[i] = true;
+      changed = true;
+    }
+    if (changed) erase_nodes(g, dead);
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_shape_folding() {
+  return std::make_unique<ShapeFolding>();
+}
+
+}  // namespace osprey::passes

@@ -1,0 +1,108 @@
+// shape_folding: shape computations on static dims become constants; symbolic dims never do.
+#include "passes_test_util.h"
+
+namespace osprey::passes::testing {
+namespace {
+
+onnx::AttributeProto int_attr(const std::string& name, int64_t v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(v);
+  return a;
+}
+
+std::vector<std::unique_ptr<Pass>> folding_passes() {
+  std::vector<std::unique_ptr<Pass>> v;
+  v.push_back(make_shape_folding());
+  v.push_back(make_constant_folding());
+  v.push_back(make_dead_code_elimination());
+  return v;
+}
+
+// x[dims] -> Relu -> h; h reshaped to [d0, d1, 2, 4] with d0, d1 read from Shape(h) the way
+// exporters write it, and its last dim (8, static) read from Shape(h) too.
+ModelBuilder bert_like(std::vector<int64_t> dims) {
+  ModelBuilder m;
+  m.input("x", kF, dims).output("y").output("last", kI64);
+  m.node("Relu", {"x"}, {"h"});
+  m.node("Shape", {"h"}, {"s"});
+  int64_initializer(m, "axes", {1}, {0});
+  for (int i = 0; i < 3; ++i) {
+    const std::string k = std::to_string(i);
+    int64_initializer(m, "i" + k, {}, {i});
+    m.node("Gather", {"s", "i" + k}, {"d" + k});
+    m.node("Unsqueeze", {"d" + k, "axes"}, {"u" + k});
+  }
+  int64_initializer(m, "heads", {2}, {2, 4});
+  m.node("Concat", {"u0", "u1", "heads"}, {"target"}).add_attribute()->CopyFrom(int_attr("axis", 0));
+  m.node("Reshape", {"h", "target"}, {"y"});
+  m.node("Identity", {"d2"}, {"last"});
+  return m;
+}
+
+TEST(ShapeFoldingTest, FoldsStaticShapeChainsOfIntermediateValues) {
+  ModelBuilder m = bert_like({3, 5, 8});
+  const std::vector<NamedTensor> in = {{"x", ramp({3, 5, 8})}};
+  auto g = expect_pass_preserves(m.bytes(), folding_passes(), in);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(count_op(*g, "Shape"), 0);
+  EXPECT_EQ(count_op(*g, "Gather"), 0);
+  EXPECT_EQ(count_op(*g, "Concat"), 0);
+  const std::string d = dump_graph(*g);
+  EXPECT_NE(d.find("initializer target: int64[4]{3,5,2,4}"), std::string::npos) << d;
+  expect_session_levels_agree(m.bytes(), in);
+}
+
+TEST(ShapeFoldingTest, KeepsSymbolicDimsAndFoldsStaticOnes) {
+  ModelBuilder m = bert_like({-1, -1, 8});
+  m.proto()  // [batch, seq, 8]
+      .mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(1)
+      ->set_dim_param("seq");
+  auto g = optimized_graph(m.bytes(), folding_passes());
+  ASSERT_TRUE(g);
+  EXPECT_EQ(count_op(*g, "Shape"), 1);
+  EXPECT_EQ(count_op(*g, "Gather"), 2);  // dims 0 and 1 stay dynamic
+  const std::string d = dump_graph(*g);
+  EXPECT_NE(d.find("initializer last: int64[]{8}"), std::string::npos) << d;
+  for (auto dims : {Shape{2, 3, 8}, Shape{4, 1, 8}}) {
+    const std::vector<NamedTensor> in = {{"x", ramp(dims)}};
+    expect_pass_preserves(m.bytes(), folding_passes(), in);
+    expect_session_levels_agree(m.bytes(), in);
+  }
+}
+
+TEST(ShapeFoldingTest, FoldsShapeThroughConvMatMulAndTranspose) {
+  ModelBuilder m;
+  m.input("x", kF, {-1, 2, 6, 6}).output("y").output("s", kI64);
+  m.initializer("W", {3, 2, 3, 3}, std::vector<float>(54, 0.1f));
+  auto& conv = m.node("Conv", {"x", "W"}, {"c"});
+  auto* strides = conv.add_attribute();
+  strides->set_name("strides");
+  strides->set_type(onnx::AttributeProto::INTS);
+  strides->add_ints(2);
+  strides->add_ints(2);
+  m.node("Transpose", {"c"}, {"t"});  // [2, 2, 3, N]
+  m.initializer("M", {1, 5}, {1, 2, 3, 4, 5});
+  m.node("Unsqueeze", {"t", "ax"}, {"tu"});
+  int64_initializer(m, "ax", {1}, {4});
+  m.node("MatMul", {"tu", "M"}, {"y"});  // [2, 2, 3, N, 5]
+  m.node("Shape", {"y"}, {"full"});
+  int64_initializer(m, "idx", {3}, {0, 1, 4});
+  m.node("Gather", {"full", "idx"}, {"s"});
+  const std::vector<NamedTensor> in = {{"x", ramp({2, 2, 6, 6})}};
+  auto g = expect_pass_preserves(m.bytes(), folding_passes(), in);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(count_op(*g, "Gather"), 0);
+  EXPECT_NE(dump_graph(*g).find("initializer s: int64[3]{2,2,5}"), std::string::npos)
+      << dump_graph(*g);
+  expect_session_levels_agree(m.bytes(), in);
+}
+
+}  // namespace
+}  // namespace osprey::passes::testing
