@@ -20,8 +20,8 @@ class InferenceService;
 class HealthService;
 
 struct GrpcServerOptions {
-  std::string address = "0.0.0.0:8001";  // host:port; port 0 = a free port (see port())
-  int stream_window = 8;                 // requests of one stream in the server at once
+  std::string address = "0.0.0.0:8001";             // host:port; port 0 = a free port (see port())
+  int stream_window = 8;                            // requests of one stream in the server at once
   std::chrono::milliseconds shutdown_grace{10000};  // used by the destructor
 };
 

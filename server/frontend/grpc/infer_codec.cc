@@ -19,11 +19,9 @@ Status check_int_param(const Parameters& params, const std::string& key, int64_t
   auto it = params.find(key);
   if (it == params.end()) return Status::Ok();
   const int64_t* v = std::get_if<int64_t>(&it->second);
-  if (v == nullptr)
-    return invalid_argument(owner, ": parameter '", key, "' must be an integer");
+  if (v == nullptr) return invalid_argument(owner, ": parameter '", key, "' must be an integer");
   if (*v < min_value)
-    return invalid_argument(owner, ": parameter '", key, "' must be >= ", min_value, ", got ",
-                            *v);
+    return invalid_argument(owner, ": parameter '", key, "' must be >= ", min_value, ", got ", *v);
   return Status::Ok();
 }
 
@@ -61,8 +59,8 @@ Result<WireTensor> decode_input(inference::ModelInferRequest::InferInputTensor& 
     return invalid_argument(tensor,
                             ": no data (neither raw_input_contents nor typed contents given)");
   }
-  OSPREY_ASSIGN_OR_RETURN(out.data, typed_contents_to_raw(input.contents(), out.datatype,
-                                                          elements, tensor));
+  OSPREY_ASSIGN_OR_RETURN(out.data,
+                          typed_contents_to_raw(input.contents(), out.datatype, elements, tensor));
   input.clear_contents();
   return out;
 }
@@ -97,10 +95,14 @@ void encode_parameters(const Parameters& params, ProtoParameters* out) {
     std::visit(
         [&p](const auto& v) {
           using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, bool>) p.set_bool_param(v);
-          else if constexpr (std::is_same_v<T, int64_t>) p.set_int64_param(v);
-          else if constexpr (std::is_same_v<T, double>) p.set_double_param(v);
-          else p.set_string_param(v);
+          if constexpr (std::is_same_v<T, bool>)
+            p.set_bool_param(v);
+          else if constexpr (std::is_same_v<T, int64_t>)
+            p.set_int64_param(v);
+          else if constexpr (std::is_same_v<T, double>)
+            p.set_double_param(v);
+          else
+            p.set_string_param(v);
         },
         value);
   }

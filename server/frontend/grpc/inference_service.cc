@@ -9,7 +9,8 @@
 
 namespace osprey::server::grpc_frontend {
 
-using InferHolder = grpc::MessageHolder<inference::ModelInferRequest, inference::ModelInferResponse>;
+using InferHolder =
+    grpc::MessageHolder<inference::ModelInferRequest, inference::ModelInferResponse>;
 
 // Gives each ModelInfer call request/response messages it owns, so the handler may move the
 // tensor bytes out of the request (gRPC hands the handler a const pointer otherwise).

@@ -31,8 +31,7 @@ void encode_model_metadata(const ModelMetadata& in, inference::ModelMetadataResp
   for (const TensorMetadata& t : in.outputs) encode_tensor(t, out->add_outputs());
 }
 
-void encode_statistics(const std::vector<ModelStats>& in,
-                       inference::ModelStatisticsResponse* out) {
+void encode_statistics(const std::vector<ModelStats>& in, inference::ModelStatisticsResponse* out) {
   for (const ModelStats& m : in) {
     inference::ModelStatistics* s = out->add_model_stats();
     s->set_name(m.name);

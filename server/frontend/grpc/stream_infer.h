@@ -4,11 +4,11 @@
 // stays open; the stream ends OK once the client half-closes and every response is written.
 #pragma once
 
+#include <grpcpp/support/server_callback.h>
+
 #include <deque>
 #include <memory>
 #include <mutex>
-
-#include <grpcpp/support/server_callback.h>
 
 #include "api/server.h"
 #include "frontend/grpc/call_tracker.h"
@@ -47,10 +47,10 @@ class StreamInferReactor final
 
   std::mutex mu_;
   std::deque<std::unique_ptr<Slot>> pending_;  // in request order
-  bool reading_ = true;       // a read is outstanding
-  bool write_active_ = false;  // a write is outstanding
-  bool read_closed_ = false;  // the client half-closed (or the stream broke)
-  bool broken_ = false;       // a write failed: responses are dropped from now on
+  bool reading_ = true;                        // a read is outstanding
+  bool write_active_ = false;                  // a write is outstanding
+  bool read_closed_ = false;                   // the client half-closed (or the stream broke)
+  bool broken_ = false;                        // a write failed: responses are dropped from now on
   bool finished_ = false;
 };
 

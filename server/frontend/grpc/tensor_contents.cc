@@ -155,8 +155,8 @@ Result<std::string> typed_contents_to_raw(const Contents& c, const std::string& 
                               datatype, " uses contents.", field_name(own));
   }
   if (value_count(c, own) != elements)
-    return invalid_argument(tensor, ": contents.", field_name(own), " holds ",
-                            value_count(c, own), " values but the shape needs ", elements);
+    return invalid_argument(tensor, ": contents.", field_name(own), " holds ", value_count(c, own),
+                            " values but the shape needs ", elements);
   if (datatype == "BOOL") {
     std::string raw(c.bool_contents_size(), '\0');
     for (int i = 0; i < c.bool_contents_size(); ++i) raw[i] = c.bool_contents(i) ? 1 : 0;

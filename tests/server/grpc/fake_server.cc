@@ -71,26 +71,26 @@ void FakeServer::infer_async(InferRequest request, InferCallback done) {
   int64_t delay_ms = 0;
   if (auto it = request.parameters.find("delay_ms"); it != request.parameters.end())
     delay_ms = std::get<int64_t>(it->second);
-  schedule(std::chrono::milliseconds(delay_ms),
-           [request = std::move(request), done = std::move(done)]() mutable {
-             if (request.model_name == "fail") return done(internal_error("backend exploded"));
-             InferResponse response;
-             response.model_name = request.model_name;
-             response.model_version = "1";
-             response.id = request.id;
-             response.parameters["echoed_inputs"] = static_cast<int64_t>(request.inputs.size());
-             for (WireTensor& in : request.inputs) {
-               std::string name = "echo_";
-               name += in.name;
-               in.name = std::move(name);
-               const bool wanted =
-                   request.outputs.empty() ||
-                   std::any_of(request.outputs.begin(), request.outputs.end(),
-                               [&](const RequestedOutput& o) { return o.name == in.name; });
-               if (wanted) response.outputs.push_back(std::move(in));
-             }
-             done(std::move(response));
-           });
+  schedule(std::chrono::milliseconds(delay_ms), [request = std::move(request),
+                                                 done = std::move(done)]() mutable {
+    if (request.model_name == "fail") return done(internal_error("backend exploded"));
+    InferResponse response;
+    response.model_name = request.model_name;
+    // std::string(...): GCC 12 warns falsely (-Wrestrict) on assigning "1".
+    response.model_version = std::string("1");
+    response.id = request.id;
+    response.parameters["echoed_inputs"] = static_cast<int64_t>(request.inputs.size());
+    for (WireTensor& in : request.inputs) {
+      std::string name = "echo_";
+      name += in.name;
+      in.name = std::move(name);
+      const bool wanted = request.outputs.empty() ||
+                          std::any_of(request.outputs.begin(), request.outputs.end(),
+                                      [&](const RequestedOutput& o) { return o.name == in.name; });
+      if (wanted) response.outputs.push_back(std::move(in));
+    }
+    done(std::move(response));
+  });
 }
 
 std::vector<RepositoryEntry> FakeServer::repository_index(bool ready_only) const {
@@ -121,7 +121,7 @@ Result<std::vector<ModelStats>> FakeServer::statistics(const std::string& model,
   if (!model.empty() && model != "echo") return not_found("unknown model '", model, "'");
   ModelStats s;
   s.name = "echo";
-  s.version = "1";
+  s.version = std::string("1");
   s.last_inference_ms = 1700000000000;
   s.inference_count = 12;
   s.execution_count = 3;

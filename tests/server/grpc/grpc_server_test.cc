@@ -1,10 +1,9 @@
 // Every unary RPC of the gRPC front end through a real localhost channel.
 #include <gmock/gmock.h>
-
-#include <cstring>
 #include <grpcpp/generic/generic_stub.h>
 
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -155,7 +154,8 @@ TEST_F(GrpcServerTest, LimitsAreEnforced) {
   start(limits);
   inference::ModelInferResponse resp;
   // Over the message limit: refused by gRPC before it reaches the server.
-  grpc::Status s = stub_->ModelInfer(ctx().get(), echo_request("x", std::vector<float>(20000)), &resp);
+  grpc::Status s =
+      stub_->ModelInfer(ctx().get(), echo_request("x", std::vector<float>(20000)), &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
   // Over the element limit: refused by the codec with the limit's name.
   inference::ModelInferRequest big = echo_request("x", {1});

@@ -64,8 +64,8 @@ inline inference::ModelInferRequest echo_request(const std::string& id, std::vec
   in->set_datatype("FP32");
   in->add_shape(1);
   in->add_shape(static_cast<int64_t>(values.size()));
-  m.add_raw_input_contents(std::string(reinterpret_cast<const char*>(values.data()),
-                                       values.size() * sizeof(float)));
+  m.add_raw_input_contents(
+      std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
   return m;
 }
 

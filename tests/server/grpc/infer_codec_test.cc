@@ -80,29 +80,77 @@ TEST(GrpcInferCodec, TypedContentsEqualRawForEveryDatatype) {
     return s;
   };
   std::vector<Case> cases = {
-      {"BOOL", [](auto* c) { c->add_bool_contents(true); c->add_bool_contents(false); },
+      {"BOOL",
+       [](auto* c) {
+         c->add_bool_contents(true);
+         c->add_bool_contents(false);
+       },
        std::string("\x01\x00", 2)},
-      {"INT8", [](auto* c) { c->add_int_contents(-1); c->add_int_contents(2); },
+      {"INT8",
+       [](auto* c) {
+         c->add_int_contents(-1);
+         c->add_int_contents(2);
+       },
        std::string("\xff\x02", 2)},
-      {"INT16", [](auto* c) { c->add_int_contents(-2); c->add_int_contents(258); },
+      {"INT16",
+       [](auto* c) {
+         c->add_int_contents(-2);
+         c->add_int_contents(258);
+       },
        std::string("\xfe\xff\x02\x01", 4)},
-      {"INT32", [](auto* c) { c->add_int_contents(-3); c->add_int_contents(65536); },
+      {"INT32",
+       [](auto* c) {
+         c->add_int_contents(-3);
+         c->add_int_contents(65536);
+       },
        i32({-3, 65536})},
-      {"INT64", [](auto* c) { c->add_int64_contents(-1); c->add_int64_contents(1); },
+      {"INT64",
+       [](auto* c) {
+         c->add_int64_contents(-1);
+         c->add_int64_contents(1);
+       },
        std::string("\xff\xff\xff\xff\xff\xff\xff\xff\x01\0\0\0\0\0\0\0", 16)},
-      {"UINT8", [](auto* c) { c->add_uint_contents(255); c->add_uint_contents(1); },
+      {"UINT8",
+       [](auto* c) {
+         c->add_uint_contents(255);
+         c->add_uint_contents(1);
+       },
        std::string("\xff\x01", 2)},
-      {"UINT16", [](auto* c) { c->add_uint_contents(258); c->add_uint_contents(0); },
+      {"UINT16",
+       [](auto* c) {
+         c->add_uint_contents(258);
+         c->add_uint_contents(0);
+       },
        std::string("\x02\x01\x00\x00", 4)},
-      {"UINT32", [](auto* c) { c->add_uint_contents(1); c->add_uint_contents(2); },
+      {"UINT32",
+       [](auto* c) {
+         c->add_uint_contents(1);
+         c->add_uint_contents(2);
+       },
        i32({1, 2})},
-      {"UINT64", [](auto* c) { c->add_uint64_contents(2); c->add_uint64_contents(3); },
+      {"UINT64",
+       [](auto* c) {
+         c->add_uint64_contents(2);
+         c->add_uint64_contents(3);
+       },
        std::string("\x02\0\0\0\0\0\0\0\x03\0\0\0\0\0\0\0", 16)},
-      {"FP32", [](auto* c) { c->add_fp32_contents(0.5f); c->add_fp32_contents(-2); },
+      {"FP32",
+       [](auto* c) {
+         c->add_fp32_contents(0.5f);
+         c->add_fp32_contents(-2);
+       },
        floats({0.5f, -2})},
-      {"FP64", [](auto* c) { c->add_fp64_contents(1.0); c->add_fp64_contents(0); },
+      {"FP64",
+       [](auto* c) {
+         c->add_fp64_contents(1.0);
+         c->add_fp64_contents(0);
+       },
        std::string("\0\0\0\0\0\0\xf0\x3f\0\0\0\0\0\0\0\0", 16)},
-      {"BYTES", [](auto* c) { c->add_bytes_contents("hi"); c->add_bytes_contents("x"); },
+      {"BYTES",
+       [](auto* c) {
+         c->add_bytes_contents("hi");
+         c->add_bytes_contents("x");
+       },
        std::string("\x02\0\0\0hi\x01\0\0\0x", 11)},
   };
   for (const Case& c : cases) {
@@ -151,19 +199,22 @@ TEST(GrpcInferCodec, ElementLimitCheckedBeforeConversion) {
   Result<InferRequest> r = decode_infer_request(m, limits);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_THAT(r.status().message(), HasSubstr("input 'big': shape [1000,1000] has more than 1000 elements"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("input 'big': shape [1000,1000] has more than 1000 elements"));
 }
 
 TEST(GrpcInferCodec, RawByteSizeMismatch) {
   inference::ModelInferRequest m = raw_request();
   m.set_raw_input_contents(0, floats({1, 2, 3}));
-  EXPECT_THAT(decode_error(m), HasSubstr("input 'a': raw contents hold 12 bytes but 4 FP32 elements need 16"));
+  EXPECT_THAT(decode_error(m),
+              HasSubstr("input 'a': raw contents hold 12 bytes but 4 FP32 elements need 16"));
 }
 
 TEST(GrpcInferCodec, RawAndTypedTogether) {
   inference::ModelInferRequest m = raw_request();
   m.mutable_inputs(1)->mutable_contents()->add_int_contents(1);
-  EXPECT_THAT(decode_error(m), HasSubstr("input 'b': both raw_input_contents and typed contents given"));
+  EXPECT_THAT(decode_error(m),
+              HasSubstr("input 'b': both raw_input_contents and typed contents given"));
 }
 
 TEST(GrpcInferCodec, RawCountMismatch) {
@@ -187,7 +238,8 @@ TEST(GrpcInferCodec, TypedErrorsNameTensor) {
   inference::ModelInferRequest m;
   m.set_model_name("m");
   add_input(&m, "x", "INT16", {1})->mutable_contents()->add_int_contents(40000);
-  EXPECT_THAT(decode_error(m), HasSubstr("input 'x': value 40000 at index 0 is out of range for INT16"));
+  EXPECT_THAT(decode_error(m),
+              HasSubstr("input 'x': value 40000 at index 0 is out of range for INT16"));
 }
 
 TEST(GrpcInferCodec, UnnamedAndDuplicateInputs) {
@@ -230,7 +282,8 @@ TEST(GrpcInferCodec, RequestParametersDecodedAndChecked) {
   EXPECT_THAT(decode_error(m), HasSubstr("parameter 'binary_data_output' must be a bool"));
   m = raw_request();
   (*m.mutable_parameters())["big"].set_uint64_param(UINT64_MAX);
-  EXPECT_THAT(decode_error(m), HasSubstr("parameter 'big' = 18446744073709551615 does not fit in int64"));
+  EXPECT_THAT(decode_error(m),
+              HasSubstr("parameter 'big' = 18446744073709551615 does not fit in int64"));
   m = raw_request();
   (*m.mutable_parameters())["empty"];
   EXPECT_THAT(decode_error(m), HasSubstr("request: parameter 'empty' has no value"));
@@ -252,7 +305,8 @@ TEST(GrpcInferCodec, RequestedOutputs) {
   EXPECT_EQ(std::get<int64_t>(r->outputs[0].parameters.at("classification")), 3);
 
   (*o->mutable_parameters())["classification"].set_int64_param(0);
-  EXPECT_THAT(decode_error(m), HasSubstr("output 'probs': parameter 'classification' must be >= 1, got 0"));
+  EXPECT_THAT(decode_error(m),
+              HasSubstr("output 'probs': parameter 'classification' must be >= 1, got 0"));
   (*o->mutable_parameters())["classification"].set_int64_param(1);
   (*o->mutable_parameters())["binary_data"].set_string_param("yes");
   EXPECT_THAT(decode_error(m), HasSubstr("output 'probs': parameter 'binary_data' must be a bool"));

@@ -18,8 +18,11 @@ TEST(GrpcMetadataCodec, ServerMetadata) {
 }
 
 TEST(GrpcMetadataCodec, ModelMetadata) {
-  ModelMetadata md{"resnet", {"1", "2"}, "onnxruntime_onnx",
-                   {{"x", "FP32", {-1, 3, 224, 224}}}, {{"y", "FP32", {-1, 1000}}, {"z", "INT64", {}}}};
+  ModelMetadata md{"resnet",
+                   {"1", "2"},
+                   "onnxruntime_onnx",
+                   {{"x", "FP32", {-1, 3, 224, 224}}},
+                   {{"y", "FP32", {-1, 1000}}, {"z", "INT64", {}}}};
   inference::ModelMetadataResponse out;
   encode_model_metadata(md, &out);
   EXPECT_EQ(out.name(), "resnet");

@@ -7,8 +7,8 @@ namespace osprey::server::testing {
 namespace {
 
 using ::testing::HasSubstr;
-using Stream = grpc::ClientReaderWriter<inference::ModelInferRequest,
-                                        inference::ModelStreamInferResponse>;
+using Stream =
+    grpc::ClientReaderWriter<inference::ModelInferRequest, inference::ModelStreamInferResponse>;
 
 class GrpcStreamTest : public GrpcTestEnv {};
 

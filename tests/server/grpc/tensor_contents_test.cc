@@ -75,8 +75,11 @@ TEST(GrpcTensorContents, BytesBecomeLengthPrefixed) {
   c.add_bytes_contents("ab");
   c.add_bytes_contents("");
   c.add_bytes_contents(std::string("\0z", 2));
-  EXPECT_EQ(raw_of(c, "BYTES", 3),
-            std::string("\x02\x00\x00\x00" "ab" "\x00\x00\x00\x00" "\x02\x00\x00\x00\x00z", 16));
+  EXPECT_EQ(raw_of(c, "BYTES", 3), std::string("\x02\x00\x00\x00"
+                                               "ab"
+                                               "\x00\x00\x00\x00"
+                                               "\x02\x00\x00\x00\x00z",
+                                               16));
 }
 
 TEST(GrpcTensorContents, OutOfRangeValueNamesTensorIndexAndType) {
@@ -137,7 +140,11 @@ TEST(GrpcTensorContents, RawSizeMustMatch) {
 }
 
 TEST(GrpcTensorContents, RawBytesLayoutChecked) {
-  const std::string two("\x01\x00\x00\x00" "a" "\x00\x00\x00\x00", 9);
+  const std::string two(
+      "\x01\x00\x00\x00"
+      "a"
+      "\x00\x00\x00\x00",
+      9);
   EXPECT_TRUE(check_raw_contents(two, "BYTES", 2, "t").ok());
   Status count = check_raw_contents(two, "BYTES", 3, "input 's'");
   EXPECT_NE(count.message().find("hold 2 BYTES elements but the shape needs 3"), std::string::npos)
@@ -146,9 +153,11 @@ TEST(GrpcTensorContents, RawBytesLayoutChecked) {
   EXPECT_NE(prefix.message().find("element 2 is cut off inside its 4-byte length prefix"),
             std::string::npos)
       << prefix.message();
-  Status overrun = check_raw_contents(std::string("\x09\x00\x00\x00" "abc", 7), "BYTES", 1, "s");
-  EXPECT_NE(overrun.message().find("element 0 claims 9 bytes but only 3 remain"),
-            std::string::npos)
+  Status overrun = check_raw_contents(std::string("\x09\x00\x00\x00"
+                                                  "abc",
+                                                  7),
+                                      "BYTES", 1, "s");
+  EXPECT_NE(overrun.message().find("element 0 claims 9 bytes but only 3 remain"), std::string::npos)
       << overrun.message();
 }
 
