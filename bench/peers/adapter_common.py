@@ -13,6 +13,7 @@ An adapter subclasses `Adapter` and implements `probe`, `load_model` and `make_c
 import json
 import math
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -201,7 +202,7 @@ def run_converter(argv, cwd, what, log_name, timeout_s=600):
         raise AdapterError(f"load: {what} did not finish within {timeout_s} s") from None
     except OSError as e:
         raise AdapterError(f"load: cannot run {what} ({argv[0]}): {e.strerror}") from None
-    text = done.stdout + done.stderr
+    text = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)  # drop terminal colours
     (Path(cwd) / log_name).write_text(text)
     if done.returncode != 0:
         tail = " | ".join(line for line in text.strip().splitlines()[-6:])

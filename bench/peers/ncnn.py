@@ -13,12 +13,34 @@ input and output order. The timed call is one Extractor: create, input every Mat
 from the arrays beforehand), extract every output.
 """
 
+import re
+
 import adapter_common as common
 
 common.isolate_script_dir()
 
 PNNX_DTYPES = {"float32": "f32", "float16": "f16", "float64": "f64", "int64": "i64",
                "int32": "i32", "int8": "i8", "uint8": "u8", "bool": "i8"}
+
+
+def _pnnx_binary():
+    """The converter executable inside the pnnx wheel (found without importing pnnx, whose
+    Python part imports torch), or None."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("pnnx")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    binary = Path(spec.submodule_search_locations[0]) / "pnnx"
+    return binary if binary.is_file() else None
+
+
+def _ops_pnnx_rejected(log):
+    """Op types pnnx's output names as ones it could not handle."""
+    found = re.findall(r"unexpected op_type (\S+)", log)
+    found += re.findall(r"(?:[\w.]+:)?(\w+)\(-?\d+\) is not a registered function/op", log)
+    return sorted(set(found))
 
 
 def unsupported_layers(param_path):
@@ -51,16 +73,12 @@ class NcnnAdapter(common.Adapter):
             import ncnn
         except ImportError as e:
             return None, f"pip package ncnn not installed ({e})"
-        try:
-            import pnnx  # noqa: F401  (the converter)
-        except ImportError as e:
-            return ncnn.__version__, f"pip package pnnx (ONNX -> ncnn converter) not installed ({e})"
+        if _pnnx_binary() is None:
+            return ncnn.__version__, "pip package pnnx (ONNX -> ncnn converter) not installed"
         return ncnn.__version__, None
 
     def load_model(self, request):
         import ncnn
-        import pnnx
-        from pathlib import Path
 
         input_names, outputs = common.onnx_signature(request.model)
         given = {s.name: s for s in request.inputs}
@@ -86,9 +104,16 @@ class NcnnAdapter(common.Adapter):
             out = {"pnnxparam": "model.pnnx.param", "pnnxbin": "model.pnnx.bin", "pnnxpy": "model_pnnx.py",
                    "pnnxonnx": "model.pnnx.onnx", "ncnnparam": files[0], "ncnnbin": files[1],
                    "ncnnpy": "model_ncnn.py"}
-            argv = [str(Path(pnnx.__file__).parent / "pnnx"), str(request.model), f"inputshape={shapes}",
+            argv = [str(_pnnx_binary()), str(request.model), f"inputshape={shapes}",
                     f"fp16={int(fp16)}"] + [f"{k}={v}" for k, v in out.items()]
-            common.run_converter(argv, work, "pnnx (ONNX -> ncnn)", "pnnx.log")
+            try:
+                common.run_converter(argv, work, "pnnx (ONNX -> ncnn)", "pnnx.log")
+            except common.AdapterError as e:
+                ops = _ops_pnnx_rejected((work / "pnnx.log").read_text() if (work / "pnnx.log").is_file() else "")
+                if ops:
+                    raise common.AdapterError(
+                        f"load: unsupported op(s) for ncnn: {', '.join(ops)} (pnnx could not convert them)") from e
+                raise
             if not (work / files[0]).is_file():
                 raise common.AdapterError("load: pnnx wrote no ncnn model (see pnnx.log in work_dir)")
             common.mark_converted(work, key)

@@ -162,3 +162,25 @@ def test_end_of_input_exits_zero(peer_factory, framework):
     peer, _ = _start(peer_factory, framework)
     peer.proc.stdin.close()
     assert peer.proc.wait(timeout=30) == 0
+
+
+@pytest.mark.parametrize("framework", ["onnxruntime", "openvino", "ncnn", "mnn"])
+def test_unsupported_op_is_named(peer_factory, framework, tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Frobnicate", ["r"], ["y"], domain="com.example")]
+    graph = helper.make_graph(nodes, "custom",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 4, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                    helper.make_opsetid("com.example", 1)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "custom.onnx"))
+    peer, hello = _start(peer_factory, framework)
+    feeds = {"x": np.zeros((1, 3, 4, 4), np.float32)}
+    load = peer.send(**load_request(tmp_path / "custom.onnx", feeds, tmp_path / "work"))
+    assert load["ok"] is False and "Frobnicate" in load["error"], load
+    assert peer.send(cmd="hello") == hello
+    assert peer.quit() == ({"ok": True}, 0)
