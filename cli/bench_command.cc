@@ -1,4 +1,6 @@
-// `osprey bench MODEL`: in-process latency/throughput benchmark of one Session.
+// `osprey bench MODEL`: in-process latency/throughput benchmark of one Session. With
+// --frameworks, --out, several models or swept values it becomes the cross-framework comparison
+// of bench_compare.cc instead.
 //
 // Protocol: load (timed), build inputs once (seeded random or files), --warmup untimed runs,
 // then --iterations timed runs (or, with --duration-s, timed runs until that many seconds have
@@ -11,6 +13,7 @@
 #include <memory>
 #include <sstream>
 
+#include "bench_args.h"
 #include "commands.h"
 #include "common.h"
 #include "format.h"
@@ -18,17 +21,6 @@
 
 namespace osprey::cli {
 namespace {
-
-struct BenchArgs {
-  std::string model;
-  InputArgs in;
-  int threads = 0;
-  int64_t batch = 1;
-  int warmup = 10;
-  int iterations = 50;
-  double duration_s = 0;
-  bool json = false;
-};
 
 // Peak resident set size in MiB, or -1 if /proc/self/status is unavailable.
 double peak_rss_mib() {
@@ -51,21 +43,31 @@ struct BenchResult {
   double throughput = 0;
 };
 
-Status bench(const BenchArgs& args, CLI::App* cmd) {
+// Options that only the comparison mode understands; any of them selects it.
+bool wants_comparison(const BenchArgs& args, const CLI::App* cmd) {
+  for (const char* opt : {"--frameworks", "--out", "--precision", "--inputs", "--python", "--peers-dir",
+                          "--reference", "--peer-timeout", "--window", "--max-windows", "--stability-tolerance"})
+    if (cmd->count(opt) > 0) return true;
+  return args.models.size() > 1 || args.threads.size() > 1 || args.batches.size() > 1;
+}
+
+Status bench_single(const BenchArgs& args, CLI::App* cmd) {
+  const std::string& model = args.models.front();
+  const int64_t batch = args.batches.front();
   OSPREY_ASSIGN_OR_RETURN(InputSpec spec, make_input_spec(args.in));
-  spec.batch = args.batch;
+  spec.batch = batch;
   SessionOptions options;
-  options.threads = args.threads;
-  OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(args.model, options));
+  options.threads = args.threads.front();
+  OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(model, options));
   const Session& session = *m.session;
   spec.generator.max_elements = session.options().max_tensor_elements;
   OSPREY_ASSIGN_OR_RETURN(std::vector<PreparedInput> prepared, prepare_inputs(session.inputs(), spec));
   bool applied = false;
   for (const auto& p : prepared) applied |= p.batch_applied;
-  if (cmd->count("--batch") > 0 && args.batch != 1 && !applied) {
+  if (cmd->count("--batch") > 0 && batch != 1 && !applied) {
     std::string decl;
     for (const auto& i : session.inputs()) decl += (decl.empty() ? "" : ", ") + i.name + ": " + format_info(i);
-    return invalid_argument("--batch ", args.batch, ": no generated input has a symbolic first dimension (",
+    return invalid_argument("--batch ", batch, ": no generated input has a symbolic first dimension (",
                             decl.empty() ? "no inputs" : decl, ")");
   }
   std::vector<NamedTensor> feeds;
@@ -90,18 +92,18 @@ Status bench(const BenchArgs& args, CLI::App* cmd) {
   BenchResult res;
   res.total_s = ms_since(phase_start) / 1000.0;
   res.latency = summarize(samples);
-  res.throughput = res.total_s > 0 ? static_cast<double>(args.batch) * static_cast<double>(samples.size()) / res.total_s : 0;
+  res.throughput = res.total_s > 0 ? static_cast<double>(batch) * static_cast<double>(samples.size()) / res.total_s : 0;
   const double rss = peak_rss_mib();
-  const int threads = session.options().threads > 0 ? session.options().threads : args.threads;
+  const int threads = session.options().threads > 0 ? session.options().threads : args.threads.front();
   const LatencySummary& l = res.latency;
 
   if (args.json) {
     std::string j = "{";
     auto key = [&](const char* k, const std::string& v) { j += std::string(j.size() > 1 ? ", " : "") + json_string(k) + ": " + v; };
-    key("model", json_string(args.model));
+    key("model", json_string(model));
     key("version", json_string(OSPREY_VERSION));
     key("threads", std::to_string(threads));
-    key("batch", std::to_string(args.batch));
+    key("batch", std::to_string(batch));
     key("warmup", std::to_string(args.warmup));
     key("iterations", std::to_string(l.count));
     key("duration_s", json_number(args.duration_s));
@@ -130,12 +132,12 @@ Status bench(const BenchArgs& args, CLI::App* cmd) {
     std::printf("%s}\n", j.c_str());
     return Status::Ok();
   }
-  std::printf("model:      %s\n", args.model.c_str());
+  std::printf("model:      %s\n", model.c_str());
   for (const auto& p : prepared)
     std::printf("input:      %s %s (%s)\n", p.name.c_str(), format_type(p.tensor.dtype(), p.tensor.shape()).c_str(),
                 p.source.c_str());
   std::printf("threads:    %s   batch: %lld\n", threads > 0 ? std::to_string(threads).c_str() : "engine default",
-              static_cast<long long>(args.batch));
+              static_cast<long long>(batch));
   std::printf("load:       %.2f ms\n", m.load_ms);
   std::printf("runs:       %d warmup + %zu timed in %.3f s\n", args.warmup, l.count, res.total_s);
   std::printf("latency:    p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f  min %.3f  max %.3f ms\n", l.p50, l.p90, l.p95,
@@ -150,27 +152,64 @@ Status bench(const BenchArgs& args, CLI::App* cmd) {
 
 Action add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
-  CLI::App* cmd = app.add_subcommand("bench", "Measure a model's latency and throughput in this process");
-  cmd->add_option("MODEL", args->model, "ONNX model file")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "bench",
+      "Measure a model's latency and throughput in this process, or compare frameworks fairly "
+      "(--frameworks osprey,onnxruntime,... --out DIR; see docs/BENCHMARKING.md)");
+  cmd->add_option("MODEL", args->models, "ONNX model file(s); several need --out")->required();
   add_input_options(cmd, &args->in);
-  cmd->add_option("-t,--threads", args->threads, "Worker threads (0 = engine default)")
+  cmd->add_option("-t,--threads", args->threads,
+                  "Worker threads (0 = engine default); a list (1,2,4) sweeps them in comparison mode")
       ->check(non_negative_integer())
-      ->capture_default_str();
-  cmd->add_option("-b,--batch", args->batch,
-                  "First dim of generated inputs whose first dim is symbolic; counts toward throughput")
+      ->delimiter(',')
+      ->default_str("0");
+  cmd->add_option("-b,--batch", args->batches,
+                  "First dim of generated inputs whose first dim is symbolic; counts toward throughput; a "
+                  "list (1,8) sweeps it")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
-      ->capture_default_str();
+      ->delimiter(',')
+      ->default_str("1");
   cmd->add_option("-w,--warmup", args->warmup, "Untimed runs before measuring")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   cmd->add_option("-n,--iterations", args->iterations, "Timed runs")
       ->check(CLI::Range(1, 100000000))
       ->capture_default_str();
-  cmd->add_option("-d,--duration-s", args->duration_s,
+  cmd->add_option("-d,--duration-s,--duration", args->duration_s,
                   "Measure for this many seconds instead of a fixed number of runs (overrides --iterations)")
       ->check(CLI::Range(0.001, 86400.0));
-  cmd->add_flag("--json", args->json, "Print exactly one JSON object instead of text");
-  return [args, cmd] { return bench(*args, cmd); };
+  cmd->add_flag("--json", args->json, "Print exactly one JSON object instead of text (single-model mode)");
+  cmd->add_option("--frameworks", args->frameworks,
+                  "Compare these frameworks (osprey in process; others through bench/peers/<name>.py), "
+                  "e.g. osprey,onnxruntime,openvino")
+      ->delimiter(',');
+  cmd->add_option("--out", args->out, "Directory for results.csv, results.json, summary.md, inputs and outputs");
+  cmd->add_option("--precision", args->precisions, "fp32 and/or fast (each framework's safe reduced precision)")
+      ->check(CLI::IsMember({"fp32", "fast"}))
+      ->delimiter(',')
+      ->default_str("fp32");
+  cmd->add_option("--inputs", args->inputs_dir, "Directory of <input name>.npy files fed to every framework");
+  cmd->add_option("--python", args->python, "Python interpreter for peer adapters (default: <repo>/.venv/bin/python)");
+  cmd->add_option("--peers-dir", args->peers_dir, "Directory of peer adapters (default: <repo>/bench/peers)");
+  cmd->add_option("--reference", args->reference, "Framework whose outputs the others are compared with")
+      ->capture_default_str();
+  cmd->add_option("--peer-timeout", args->peer_timeout_s, "Seconds a peer may take to answer one request")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->capture_default_str();
+  cmd->add_option("--window", args->window, "Timed runs per measurement window (frameworks alternate by window)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--max-windows", args->max_windows, "Windows before giving up on stability")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--stability-tolerance", args->tolerance_pct,
+                  "Percent: stable when the last 3 windows' p50 are within this of their mean")
+      ->check(CLI::Range(0.01, 1000.0))
+      ->capture_default_str();
+  return [args, cmd]() -> Status {
+    if (wants_comparison(*args, cmd)) return bench_compare(*args, cmd);
+    return bench_single(*args, cmd);
+  };
 }
 
 }  // namespace osprey::cli

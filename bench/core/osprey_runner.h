@@ -1,0 +1,41 @@
+// Osprey measured in this process, behind the same interface as the peers: Session::load with
+// the cell's thread count, inputs read from the same .npy files, each run timed with
+// steady_clock around Session::run only.
+//
+// Precision: SessionOptions has no reduced-precision setting in this build, so "fast" is
+// refused with kUnimplemented ("not supported by this build") and reported as such.
+// RSS: this process's VmRSS / VmHWM, which include the orchestrator itself (small next to a model).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/runner.h"
+#include "osprey/session.h"
+
+namespace osprey::bench {
+
+class OspreyRunner final : public FrameworkRunner {
+ public:
+  explicit OspreyRunner(std::string version);
+  const std::string& name() const override { return name_; }
+  bool in_process() const override { return true; }
+  Result<HelloReply> hello() override;
+  Result<LoadReply> load(const LoadRequest& req) override;
+  Result<RunReply> run(const std::string& inputs_dir, int iterations, int warmup) override;
+  Result<std::vector<std::string>> outputs(const std::string& inputs_dir, const std::string& out_dir) override;
+
+ private:
+  Result<std::vector<NamedTensor>> read_inputs(const std::string& inputs_dir) const;
+
+  std::string name_ = "osprey";
+  std::string version_;
+  std::unique_ptr<Session> session_;
+};
+
+// VmRSS and VmHWM of this process in bytes (-1 when /proc is unavailable).
+int64_t current_rss_bytes();
+int64_t peak_rss_bytes();
+
+}  // namespace osprey::bench

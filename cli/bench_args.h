@@ -1,0 +1,42 @@
+// Options of `osprey bench`, shared by its two modes: the single-model in-process measurement
+// (bench_command.cc) and the cross-framework comparison that writes reports (bench_compare.cc).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "osprey/status.h"
+
+namespace osprey::cli {
+
+struct BenchArgs {
+  std::vector<std::string> models;
+  InputArgs in;
+  std::vector<int> threads = {0};
+  std::vector<int64_t> batches = {1};
+  int warmup = 10;
+  int iterations = 50;
+  double duration_s = 0;
+  bool json = false;
+  // Comparison mode.
+  std::vector<std::string> frameworks;
+  std::vector<std::string> precisions = {"fp32"};
+  std::string inputs_dir;
+  std::string out;
+  std::string python;
+  std::string peers_dir;
+  std::string reference = "osprey";
+  double peer_timeout_s = 600;
+  int window = 20;
+  int max_windows = 30;
+  double tolerance_pct = 10;
+};
+
+// The comparison: every model x shape set x batch x threads x precision, for every framework,
+// reports written to args.out. `cmd` tells which options were given explicitly.
+Status bench_compare(const BenchArgs& args, const CLI::App* cmd);
+
+}  // namespace osprey::cli

@@ -1,0 +1,141 @@
+"""End-to-end: `osprey bench MODEL --frameworks ... --out DIR` on a tiny model written here with
+onnx.helper. Checks that the report files exist and agree with each other (rows = cells x
+frameworks, environment and settings in the JSON, every framework present with results or a
+reason). Timing values are never asserted.
+
+    python tests/bench/bench_e2e_test.py build-bench/cli/osprey
+Exit 0 = pass, 1 = fail, 77 = skipped (onnx not importable)."""
+
+import csv
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def tiny_model(path):
+    import numpy as np
+    from onnx import TensorProto, helper, save
+
+    w = np.linspace(-1, 1, 8 * 5, dtype=np.float32).reshape(8, 5)
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["h"]), helper.make_node("MatMul", ["h", "w"], ["logits"])],
+        "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 5])],
+        [helper.make_tensor("w", TensorProto.FLOAT, [8, 5], w.flatten().tolist())])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+
+
+def bench(osprey, *args):
+    r = subprocess.run([osprey, "bench", *args], capture_output=True, text=True, timeout=300)
+    return r.returncode, r.stdout, r.stderr
+
+
+def load_reports(out):
+    rows = list(csv.DictReader(open(out / "results.csv")))
+    report = json.load(open(out / "results.json"))
+    md = (out / "summary.md").read_text()
+    return rows, report, md
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    osprey = sys.argv[1]
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        print("skipped: onnx is not importable", file=sys.stderr)
+        return 77
+    tmp = Path(tempfile.mkdtemp(prefix="osprey_bench_e2e_"))
+    model = tmp / "tiny.onnx"
+    tiny_model(model)
+
+    # 1. Osprey against the real onnxruntime adapter, plus a framework with no adapter.
+    out = tmp / "real"
+    rc, so, se = bench(osprey, str(model), "--frameworks", "osprey,onnxruntime,nosuchfw", "--threads", "1",
+                       "--batch", "1,2", "--warmup", "1", "--iterations", "6", "--window", "3", "--out", str(out))
+    check(rc == 0, f"real run exits 0 (rc {rc}, stderr {se[-800:]})")
+    if rc == 0:
+        rows, report, md = load_reports(out)
+        check(len(rows) == 2 * 3, f"CSV rows = 2 cells x 3 frameworks, got {len(rows)}")
+        check(len(report["measurements"]) == len(rows), "JSON measurements match CSV rows")
+        check(report["environment"]["cpu_model"] != "", "JSON has the environment")
+        check(report["settings"]["frameworks"] == ["osprey", "onnxruntime", "nosuchfw"], "JSON has the settings")
+        check(report["settings"]["batches"] == [1, 2] and report["settings"]["mode"] == "iterations",
+              "settings record the sweep and mode")
+        for row in rows:
+            fw = row["framework"]
+            if fw == "osprey":
+                check(row["status"] == "ok" and row["iterations"] == "6", f"osprey measured: {row}")
+                check(float(row["p50_ms"]) > 0, "osprey p50 is present")
+            elif fw == "onnxruntime":
+                check(row["status"] == "ok" or row["reason"] != "", f"onnxruntime has results or a reason: {row}")
+            elif fw == "nosuchfw":
+                check(row["status"] == "unavailable" and "no adapter" in row["reason"],
+                      f"missing adapter is reported: {row}")
+        for m in report["measurements"]:
+            if m["framework"] == "onnxruntime" and m["status"] == "ok":
+                check(m["settings"] != {}, "onnxruntime reports its settings")
+                outs = m["agreement"]["outputs"]
+                check(m["agreement"]["reference"] == "osprey" and len(outs) == 1 and outs[0]["compared"],
+                      f"onnxruntime's output compared with osprey's: {m['agreement']}")
+                if outs and outs[0]["compared"]:
+                    check(outs[0]["max_abs"] < 1e-4 and outs[0]["cosine"] > 0.9999,
+                          f"onnxruntime agrees with osprey: {outs[0]}")
+                    check(outs[0].get("topk") == 5, "a [N, 5] float output gets top-k agreement")
+            if m["status"] == "ok":
+                check(len(m["latencies_ms"]) == 6 and len(m["window_p50_ms"]) == 2,
+                      "JSON keeps every latency and per-window p50s")
+        check(md.count("| 1 | 1 | fp32 |") + md.count("| 2 | 1 | fp32 |") == 6, "Markdown table has 6 rows")
+        for name in ("x.npy",):
+            check((out / "inputs" / "m0_s0_b2" / name).is_file(), "inputs written once per batch")
+
+    # 2. Fake peers: crash, garbage, refusal; and Osprey's 'fast' precision, which this build lacks.
+    out = tmp / "fake"
+    rc, so, se = bench(osprey, str(model), "--frameworks", "osprey,crasher,garbage,refuses,fake_ok",
+                       "--peers-dir", str(HERE / "fake_peers"), "--python", sys.executable, "--threads", "1",
+                       "--precision", "fp32,fast", "--warmup", "1", "--iterations", "3", "--out", str(out))
+    check(rc == 0, f"fake run exits 0 (rc {rc}, stderr {se[-800:]})")
+    if rc == 0:
+        rows, report, md = load_reports(out)
+        check(len(rows) == 2 * 5, f"CSV rows = 2 cells x 5 frameworks, got {len(rows)}")
+        by = {(r["framework"], r["precision"]): r for r in rows}
+        check(by[("crasher", "fp32")]["status"] == "load_failed" and
+              "simulated crash" in by[("crasher", "fp32")]["reason"], "crash reported with stderr tail")
+        check(by[("garbage", "fp32")]["status"] == "unavailable" and
+              "not a JSON object" in by[("garbage", "fp32")]["reason"], "garbage reported")
+        check(by[("refuses", "fp32")]["reason"] == "refuses: unsupported op Relu", "refusal reason kept")
+        check(by[("osprey", "fast")]["status"] == "load_failed" and
+              "not supported by this build" in by[("osprey", "fast")]["reason"], "osprey fast visibly unsupported")
+        check(by[("fake_ok", "fp32")]["status"] == "ok", "fake peer measured")
+        check("not supported by this build" in md, "Markdown shows the unsupported precision")
+
+    # 3. Usage errors are one clear line.
+    rc, so, se = bench(osprey, str(model), "--frameworks", "osprey")
+    check(rc != 0 and "--out" in se, f"--frameworks without --out is refused: {se}")
+    rc, so, se = bench(osprey, str(model), "--frameworks", "Bad Name", "--out", str(tmp / "x"))
+    check(rc != 0 and "not a framework name" in se, f"bad framework name refused: {se}")
+
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed", file=sys.stderr)
+        return 1
+    print("bench_e2e: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
