@@ -6,8 +6,8 @@ Python or from native libraries become logs). Commands: hello, load, run, output
 Every answer carries "ok"; a failure is {"ok": false, "error": "<reason>"} and the
 adapter keeps serving. bench/peers/onnxruntime.py is the smallest complete adapter.
 
-An adapter subclasses `Adapter` and implements `probe`, `load_model` and `make_call`;
-`serve(adapter)` runs the loop.
+An adapter subclasses `Adapter` and implements `probe`, `load_model`, `make_call` and
+`outputs`; `serve(adapter)` runs the loop.
 """
 
 import json
@@ -250,10 +250,6 @@ def isolate_script_dir():
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
 
 
-def log(message):
-    print(message, file=sys.stderr, flush=True)
-
-
 # ---- the adapter and the loop -------------------------------------------------
 
 class Adapter:
@@ -414,7 +410,8 @@ def serve(adapter):
         if not line.strip():
             continue
         answer, done = handle(adapter, line)
-        answers.write(json.dumps(_json_safe(answer)) + "\n")
+        # default=str: a framework value of an unexpected type is reported, not a crash
+        answers.write(json.dumps(_json_safe(answer), default=str) + "\n")
         answers.flush()
         if done:
             break
