@@ -26,7 +26,8 @@ MAX_ITERATIONS = 1_000_000
 MAX_THREADS = 1024
 MAX_DIM = 1 << 31
 PRECISIONS = ("fp32", "fast")
-DTYPES = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
+DTYPES = ("float32", "float16", "float64", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16",
+          "uint8", "bool")  # as numpy names them; bfloat16 and string have no .npy form
 
 
 class AdapterError(Exception):

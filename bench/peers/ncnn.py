@@ -19,9 +19,6 @@ import adapter_common as common
 
 common.isolate_script_dir()
 
-PNNX_DTYPES = {"float32": "f32", "float16": "f16", "float64": "f64", "int64": "i64",
-               "int32": "i32", "int8": "i8", "uint8": "u8", "bool": "i8"}
-
 
 def _pnnx_binary():
     """The converter executable inside the pnnx wheel (found without importing pnnx, whose
@@ -99,7 +96,7 @@ class NcnnAdapter(common.Adapter):
         if common.converted(work, key, files):
             notes += " (reused the conversion already in work_dir)"
         else:
-            shapes = ",".join(f"[{','.join(map(str, given[n].shape))}]{PNNX_DTYPES[given[n].dtype]}"
+            shapes = ",".join(f"[{','.join(map(str, given[n].shape))}]f32"
                               for n in input_names)
             out = {"pnnxparam": "model.pnnx.param", "pnnxbin": "model.pnnx.bin", "pnnxpy": "model_pnnx.py",
                    "pnnxonnx": "model.pnnx.onnx", "ncnnparam": files[0], "ncnnbin": files[1],
