@@ -63,34 +63,44 @@ Status FakeServer::model_config(const std::string& model, const std::string&,
   return Status::Ok();
 }
 
+namespace {
+
+// The echo model: every input comes back as output "echo_<input>" (those requested, or all).
+InferResponse echo(InferRequest& request) {
+  InferResponse response;
+  response.model_name = request.model_name;
+  // std::string(...): GCC 12 warns falsely (-Wrestrict) on assigning "1".
+  response.model_version = std::string("1");
+  response.id = request.id;
+  response.parameters["echoed_inputs"] = static_cast<int64_t>(request.inputs.size());
+  for (WireTensor& in : request.inputs) {
+    std::string name = "echo_";
+    name += in.name;
+    in.name = std::move(name);
+    const bool wanted = request.outputs.empty() ||
+                        std::any_of(request.outputs.begin(), request.outputs.end(),
+                                    [&](const RequestedOutput& o) { return o.name == in.name; });
+    if (wanted) response.outputs.push_back(std::move(in));
+  }
+  return response;
+}
+
+}  // namespace
+
 void FakeServer::infer_async(InferRequest request, InferCallback done) {
   ++infer_calls;
   const std::string& m = request.model_name;
   if (m == "busy") return done(unavailable("model 'busy': queue full"));
+  if (m == "echo_inline") return done(echo(request));
   if (m != "echo" && m != "fail") return done(not_found("unknown model '", m, "'"));
   int64_t delay_ms = 0;
   if (auto it = request.parameters.find("delay_ms"); it != request.parameters.end())
     delay_ms = std::get<int64_t>(it->second);
-  schedule(std::chrono::milliseconds(delay_ms), [request = std::move(request),
-                                                 done = std::move(done)]() mutable {
-    if (request.model_name == "fail") return done(internal_error("backend exploded"));
-    InferResponse response;
-    response.model_name = request.model_name;
-    // std::string(...): GCC 12 warns falsely (-Wrestrict) on assigning "1".
-    response.model_version = std::string("1");
-    response.id = request.id;
-    response.parameters["echoed_inputs"] = static_cast<int64_t>(request.inputs.size());
-    for (WireTensor& in : request.inputs) {
-      std::string name = "echo_";
-      name += in.name;
-      in.name = std::move(name);
-      const bool wanted = request.outputs.empty() ||
-                          std::any_of(request.outputs.begin(), request.outputs.end(),
-                                      [&](const RequestedOutput& o) { return o.name == in.name; });
-      if (wanted) response.outputs.push_back(std::move(in));
-    }
-    done(std::move(response));
-  });
+  schedule(std::chrono::milliseconds(delay_ms),
+           [request = std::move(request), done = std::move(done)]() mutable {
+             if (request.model_name == "fail") return done(internal_error("backend exploded"));
+             done(echo(request));
+           });
 }
 
 std::vector<RepositoryEntry> FakeServer::repository_index(bool ready_only) const {

@@ -4,6 +4,7 @@
 //
 // Models:
 //   echo     ready, version "1": every input comes back as output "echo_<input>", unchanged.
+//   echo_inline  the same, answered inside infer_async (no thread hop; for latency benches).
 //   fail     ready: inference fails with kInternal "backend exploded".
 //   busy     ready: infer_async refuses at once with kUnavailable "queue full".
 //   loading  known but not ready.
