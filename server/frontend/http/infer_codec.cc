@@ -25,21 +25,20 @@ struct BinaryInput {
 
 Result<std::string> string_member(const rapidjson::Value& obj, const char* key,
                                   const std::string& where) {
-  auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd()) return invalid_argument(where, ": missing '", key, "'");
-  if (!it->value.IsString())
-    return invalid_argument(where, ": '", key, "' must be a string, got ",
-                            json_type_name(it->value));
-  return std::string(it->value.GetString(), it->value.GetStringLength());
+  const rapidjson::Value* v = find_member(obj, key);
+  if (!v) return invalid_argument(where, ": missing '", key, "'");
+  if (!v->IsString())
+    return invalid_argument(where, ": '", key, "' must be a string, got ", json_type_name(*v));
+  return std::string(v->GetString(), v->GetStringLength());
 }
 
 Status parse_shape(const rapidjson::Value& obj, const std::string& where,
                    std::vector<int64_t>* shape) {
-  auto it = obj.FindMember("shape");
-  if (it == obj.MemberEnd()) return invalid_argument(where, ": missing 'shape'");
-  if (!it->value.IsArray())
-    return invalid_argument(where, ": 'shape' must be an array, got ", json_type_name(it->value));
-  for (const auto& d : it->value.GetArray()) {
+  const rapidjson::Value* dims = find_member(obj, "shape");
+  if (!dims) return invalid_argument(where, ": missing 'shape'");
+  if (!dims->IsArray())
+    return invalid_argument(where, ": 'shape' must be an array, got ", json_type_name(*dims));
+  for (const auto& d : dims->GetArray()) {
     if (!d.IsInt64())
       return invalid_argument(where, ": shape dim ", shape->size(), " must be an integer");
     if (d.GetInt64() < 0)
@@ -69,8 +68,8 @@ Status parse_input(const rapidjson::Value& json, size_t index, int64_t max_eleme
   if (!is_known_datatype(t->datatype))
     return invalid_argument(where, ": unknown datatype '", t->datatype, "'");
   OSPREY_RETURN_IF_ERROR(parse_shape(json, where, &t->shape));
-  if (auto p = json.FindMember("parameters"); p != json.MemberEnd())
-    OSPREY_RETURN_IF_ERROR(parse_parameters(p->value, where, &t->parameters));
+  if (const rapidjson::Value* p = find_member(json, "parameters"))
+    OSPREY_RETURN_IF_ERROR(parse_parameters(*p, where, &t->parameters));
   OSPREY_RETURN_IF_ERROR(reject_shared_memory(t->parameters, where));
   OSPREY_ASSIGN_OR_RETURN(int64_t numel, checked_numel(t->shape, max_elements, where));
 
@@ -82,8 +81,8 @@ Status parse_input(const rapidjson::Value& json, size_t index, int64_t max_eleme
     binary_size = static_cast<uint64_t>(*n);
     t->parameters.erase(b);  // a transport detail, not a model parameter
   }
-  auto data = json.FindMember("data");
-  const bool has_data = data != json.MemberEnd();
+  const rapidjson::Value* data = find_member(json, "data");
+  const bool has_data = data != nullptr;
   if (has_data && binary_size)
     return invalid_argument(where, ": has both 'data' and parameters.binary_data_size");
   if (binary_size) {
@@ -93,7 +92,7 @@ Status parse_input(const rapidjson::Value& json, size_t index, int64_t max_eleme
   if (!has_data)
     return invalid_argument(where, ": has neither 'data' nor parameters.binary_data_size");
   const int max_depth = t->shape.empty() ? 1 : static_cast<int>(t->shape.size());
-  return json_to_raw(data->value, t->datatype, numel, max_depth, where, &t->data);
+  return json_to_raw(*data, t->datatype, numel, max_depth, where, &t->data);
 }
 
 Status parse_output(const rapidjson::Value& json, size_t index, RequestedOutput* out) {
@@ -103,8 +102,8 @@ Status parse_output(const rapidjson::Value& json, size_t index, RequestedOutput*
   OSPREY_ASSIGN_OR_RETURN(out->name, string_member(json, "name", str_cat("requested output ", index)));
   if (out->name.empty()) return invalid_argument("requested output ", index, ": 'name' is empty");
   const std::string where = str_cat("requested output '", out->name, "'");
-  if (auto p = json.FindMember("parameters"); p != json.MemberEnd())
-    OSPREY_RETURN_IF_ERROR(parse_parameters(p->value, where, &out->parameters));
+  if (const rapidjson::Value* p = find_member(json, "parameters"))
+    OSPREY_RETURN_IF_ERROR(parse_parameters(*p, where, &out->parameters));
   OSPREY_RETURN_IF_ERROR(reject_shared_memory(out->parameters, where));
   OSPREY_ASSIGN_OR_RETURN(bool binary, bool_parameter(out->parameters, "binary_data", false, where));
   (void)binary;
@@ -183,37 +182,37 @@ Result<InferRequest> decode_infer_request(std::string body, std::optional<uint64
     return invalid_argument("inference request must be a JSON object, got ", json_type_name(doc));
 
   InferRequest req;
-  if (auto id = doc.FindMember("id"); id != doc.MemberEnd()) {
-    if (!id->value.IsString())
-      return invalid_argument("request 'id' must be a string, got ", json_type_name(id->value));
-    req.id.assign(id->value.GetString(), id->value.GetStringLength());
+  if (const rapidjson::Value* id = find_member(doc, "id")) {
+    if (!id->IsString())
+      return invalid_argument("request 'id' must be a string, got ", json_type_name(*id));
+    req.id.assign(id->GetString(), id->GetStringLength());
   }
-  if (auto p = doc.FindMember("parameters"); p != doc.MemberEnd())
-    OSPREY_RETURN_IF_ERROR(parse_parameters(p->value, "request", &req.parameters));
+  if (const rapidjson::Value* p = find_member(doc, "parameters"))
+    OSPREY_RETURN_IF_ERROR(parse_parameters(*p, "request", &req.parameters));
   OSPREY_RETURN_IF_ERROR(
       bool_parameter(req.parameters, "binary_data_output", false, "request").status());
 
-  auto inputs = doc.FindMember("inputs");
-  if (inputs == doc.MemberEnd()) return invalid_argument("inference request has no 'inputs'");
-  if (!inputs->value.IsArray())
-    return invalid_argument("'inputs' must be an array, got ", json_type_name(inputs->value));
+  const rapidjson::Value* inputs = find_member(doc, "inputs");
+  if (!inputs) return invalid_argument("inference request has no 'inputs'");
+  if (!inputs->IsArray())
+    return invalid_argument("'inputs' must be an array, got ", json_type_name(*inputs));
   std::vector<BinaryInput> binary;
   std::set<std::string> names;
-  req.inputs.resize(inputs->value.Size());
-  for (rapidjson::SizeType i = 0; i < inputs->value.Size(); ++i) {
+  req.inputs.resize(inputs->Size());
+  for (rapidjson::SizeType i = 0; i < inputs->Size(); ++i) {
     OSPREY_RETURN_IF_ERROR(
-        parse_input(inputs->value[i], i, max_tensor_elements, &req.inputs[i], &binary));
+        parse_input((*inputs)[i], i, max_tensor_elements, &req.inputs[i], &binary));
     if (!names.insert(req.inputs[i].name).second)
       return invalid_argument("input '", req.inputs[i].name, "' appears more than once");
   }
 
-  if (auto outputs = doc.FindMember("outputs"); outputs != doc.MemberEnd()) {
-    if (!outputs->value.IsArray())
-      return invalid_argument("'outputs' must be an array, got ", json_type_name(outputs->value));
+  if (const rapidjson::Value* outputs = find_member(doc, "outputs")) {
+    if (!outputs->IsArray())
+      return invalid_argument("'outputs' must be an array, got ", json_type_name(*outputs));
     names.clear();
-    req.outputs.resize(outputs->value.Size());
-    for (rapidjson::SizeType i = 0; i < outputs->value.Size(); ++i) {
-      OSPREY_RETURN_IF_ERROR(parse_output(outputs->value[i], i, &req.outputs[i]));
+    req.outputs.resize(outputs->Size());
+    for (rapidjson::SizeType i = 0; i < outputs->Size(); ++i) {
+      OSPREY_RETURN_IF_ERROR(parse_output((*outputs)[i], i, &req.outputs[i]));
       if (!names.insert(req.outputs[i].name).second)
         return invalid_argument("requested output '", req.outputs[i].name,
                                 "' appears more than once");

@@ -17,12 +17,19 @@ const char* json_type_name(const rapidjson::Value& v) {
   return "unknown";
 }
 
+const rapidjson::Value* find_member(const rapidjson::Value& obj, const char* key) {
+  auto it = obj.FindMember(key);
+  // Compared as pointers: RapidJSON 1.1's iterator operators are ambiguous under C++20 rules.
+  return it.operator->() == obj.MemberEnd().operator->() ? nullptr : &it->value;
+}
+
 Status parse_parameters(const rapidjson::Value& json, const std::string& where, Parameters* out) {
   if (!json.IsObject())
     return invalid_argument(where, ": 'parameters' must be an object, got ", json_type_name(json));
-  for (auto it = json.MemberBegin(); it != json.MemberEnd(); ++it) {
-    std::string key(it->name.GetString(), it->name.GetStringLength());
-    const rapidjson::Value& v = it->value;
+  for (rapidjson::SizeType i = 0; i < json.MemberCount(); ++i) {
+    const auto& member = json.MemberBegin()[i];
+    std::string key(member.name.GetString(), member.name.GetStringLength());
+    const rapidjson::Value& v = member.value;
     if (v.IsBool()) {
       (*out)[key] = v.GetBool();
     } else if (v.IsInt64()) {

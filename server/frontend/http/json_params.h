@@ -23,6 +23,9 @@ Status parse_parameters(const rapidjson::Value& json, const std::string& where, 
 void write_parameters(JsonWriter& w, const Parameters& params);
 void write_string(JsonWriter& w, const std::string& s);
 
+// The member `key` of object `obj`, or nullptr.
+const rapidjson::Value* find_member(const rapidjson::Value& obj, const char* key);
+
 // Human name of a JSON value's type, for error messages.
 const char* json_type_name(const rapidjson::Value& v);
 

@@ -183,10 +183,10 @@ class RouteHandler {
     auto doc = parse_object_body(req_.body, "repository index");
     if (!doc.ok()) return respond_(error_response(doc.status()));
     bool ready_only = false;
-    if (auto it = doc->FindMember("ready"); it != doc->MemberEnd()) {
-      if (!it->value.IsBool())
+    if (const rapidjson::Value* ready = find_member(*doc, "ready")) {
+      if (!ready->IsBool())
         return respond_(error_response(invalid_argument("repository index 'ready' must be a bool")));
-      ready_only = it->value.GetBool();
+      ready_only = ready->GetBool();
     }
     respond_(json_response(repository_index_json(server_.repository_index(ready_only))));
   }
@@ -196,8 +196,8 @@ class RouteHandler {
     if (!st.ok()) return respond_(error_response(st));
     auto doc = parse_object_body(req_.body, load ? "load" : "unload");
     if (!doc.ok()) return respond_(error_response(doc.status()));
-    if (auto it = doc->FindMember("parameters");
-        it != doc->MemberEnd() && !(it->value.IsObject() && it->value.MemberCount() == 0))
+    if (const rapidjson::Value* p = find_member(*doc, "parameters");
+        p && !(p->IsObject() && p->MemberCount() == 0))
       return respond_(error_response(unimplemented(
           load ? "load" : "unload", " parameters (configuration or file overrides) are not supported")));
     st = load ? server_.load_model(model) : server_.unload_model(model);
