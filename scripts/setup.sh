@@ -29,6 +29,8 @@ APT_PACKAGES=(
   libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata
   # Python: venv, and Debian's CPU-only torch for model export
   python3-venv python3-torch python3-torchvision
+  # OpenBLAS for Debian's torch (the torch peer): without it torch uses the reference BLAS
+  libopenblas0
   # pip over HTTPS
   ca-certificates
 )
