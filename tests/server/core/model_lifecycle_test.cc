@@ -92,7 +92,7 @@ ScannedModel scan(std::vector<std::pair<int64_t, std::string>> versions,
   return m;
 }
 
-struct Fixture : ::testing::Test {
+struct ModelLifecycleTest : ::testing::Test {
   scheduler::FakeClock clock;
   FakeLoader loader{&clock};
   std::vector<double> load_seconds;
@@ -115,7 +115,7 @@ struct Fixture : ::testing::Test {
   }
 };
 
-TEST_F(Fixture, LoadsLatestVersionInBackground) {
+TEST_F(ModelLifecycleTest, LoadsLatestVersionInBackground) {
   Status st = lifecycle.apply(scan({{1, "a"}, {2, "b"}}), false).get();
   ASSERT_TRUE(st.ok()) << st.to_string();
   ASSERT_NE(serving(), nullptr);
@@ -129,7 +129,7 @@ TEST_F(Fixture, LoadsLatestVersionInBackground) {
   EXPECT_DOUBLE_EQ(load_seconds[0], 2.0);  // measured on the injected clock
 }
 
-TEST_F(Fixture, ReloadKeepsServingUntilNewVersionIsReady) {
+TEST_F(ModelLifecycleTest, ReloadKeepsServingUntilNewVersionIsReady) {
   ASSERT_TRUE(lifecycle.apply(scan({{1, "a"}}), false).get().ok());
   FakeVersion* old = serving();
   ASSERT_NE(old, nullptr);
@@ -152,7 +152,7 @@ TEST_F(Fixture, ReloadKeepsServingUntilNewVersionIsReady) {
   EXPECT_TRUE(old->drained);
 }
 
-TEST_F(Fixture, FailedReloadKeepsPreviousVersion) {
+TEST_F(ModelLifecycleTest, FailedReloadKeepsPreviousVersion) {
   ASSERT_TRUE(lifecycle.apply(scan({{1, "a"}}), false).get().ok());
   FakeVersion* old = serving();
   Status st = lifecycle.apply(scan({{1, "bad-b"}}), false).get();
@@ -169,7 +169,7 @@ TEST_F(Fixture, FailedReloadKeepsPreviousVersion) {
   EXPECT_FALSE(lifecycle.apply(scan({{1, "bad-b"}}), true).get().ok());
 }
 
-TEST_F(Fixture, FailedFirstLoadIsUnavailableWithReason) {
+TEST_F(ModelLifecycleTest, FailedFirstLoadIsUnavailableWithReason) {
   EXPECT_FALSE(lifecycle.apply(scan({{1, "bad-x"}}), false).get().ok());
   auto e = entry("1");
   EXPECT_EQ(e.state, "UNAVAILABLE");
@@ -178,7 +178,7 @@ TEST_F(Fixture, FailedFirstLoadIsUnavailableWithReason) {
             StatusCode::kUnavailable);
 }
 
-TEST_F(Fixture, NewVersionReplacesOldUnderLatestPolicy) {
+TEST_F(ModelLifecycleTest, NewVersionReplacesOldUnderLatestPolicy) {
   ASSERT_TRUE(lifecycle.apply(scan({{1, "a"}}), false).get().ok());
   FakeVersion* v1 = serving();
   ASSERT_TRUE(lifecycle.apply(scan({{1, "a"}, {2, "b"}}), false).get().ok());
@@ -192,7 +192,7 @@ TEST_F(Fixture, NewVersionReplacesOldUnderLatestPolicy) {
   EXPECT_NE(serving(2), nullptr);
 }
 
-TEST_F(Fixture, UnloadDrainsInFlightRequests) {
+TEST_F(ModelLifecycleTest, UnloadDrainsInFlightRequests) {
   ASSERT_TRUE(lifecycle.apply(scan({{1, "a"}}), false).get().ok());
   FakeVersion* v = serving();
   v->begin();
@@ -207,7 +207,7 @@ TEST_F(Fixture, UnloadDrainsInFlightRequests) {
             StatusCode::kUnavailable);
 }
 
-TEST_F(Fixture, ConfigErrorIsReportedAndKeepsServing) {
+TEST_F(ModelLifecycleTest, ConfigErrorIsReportedAndKeepsServing) {
   ASSERT_TRUE(lifecycle.apply(scan({{1, "a"}}), false).get().ok());
   ScannedModel broken = scan({{1, "a2"}});
   broken.config_status = invalid_argument("config.pbtxt:1:1: bad");
