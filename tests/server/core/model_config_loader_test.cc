@@ -91,6 +91,8 @@ TEST(ModelConfigLoader, BadFieldsAreNamed) {
                "preferred_batch_size: 8");
   expect_error("max_batch_size: 4 dynamic_batching { priority_levels: 2 default_priority_level: 3 }",
                "default_priority_level: 3");
+  expect_error("max_batch_size: 4 dynamic_batching { preserve_ordering: true }",
+               "preserve_ordering: not supported");
   expect_error("version_policy { specific { versions: [ 0 ] } }", "version 0 is not a positive");
   expect_error("parameters { key: \"threads\" value { string_value: \"many\" } }",
                "parameters 'threads': 'many' is not an integer");
