@@ -1,6 +1,7 @@
 // What a kernel sees: its node's attributes, its inputs, and where to put outputs.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,19 @@ namespace osprey {
 
 class KernelContext;
 using KernelFn = Status (*)(KernelContext&);
+
+// What a kernel prepares once per node at session load and reuses on every run (weights
+// reordered into a fast layout, cached primitives). One state is shared by all concurrent
+// runs of a session, so an implementation must be safe to use from many threads at once.
+class KernelState {
+ public:
+  virtual ~KernelState() = default;
+};
+
+// A kernel's optional prepare step. It sees a KernelContext whose inputs are the node's
+// constant inputs (initializers) only; every other input reads as absent. It may return
+// nullptr (nothing worth preparing). Errors fail the session load.
+using PrepareFn = Result<std::shared_ptr<KernelState>> (*)(const KernelContext&);
 
 // Runs nested graphs for control-flow kernels (If, Loop, Scan); implemented by the executor.
 class SubgraphRunner {
@@ -100,6 +114,11 @@ class KernelContext {
     else if (n > 0) fn(int64_t{0}, n);
   }
 
+  // ---- prepared state: what the kernel's prepare step returned for this node (nullptr when
+  // it has none, e.g. when run outside a session). Kernels must also run without it.
+  KernelState* state() const { return state_; }
+  void set_state(KernelState* s) { state_ = s; }
+
   // ---- control flow
   Result<std::vector<Value>> run_subgraph(const ir::Graph& g, std::vector<Value> inputs) {
     if (!subgraphs_) return internal_error("no subgraph runner");
@@ -113,6 +132,7 @@ class KernelContext {
   int64_t max_elements_;
   SubgraphRunner* subgraphs_;
   ThreadPool* pool_;
+  KernelState* state_ = nullptr;
   mutable std::string attr_error_;
 
   // The attribute `name` if present and of type `t`; records a type error otherwise.

@@ -10,8 +10,14 @@ namespace osprey {
   namespace device {                                    \
   Status fn(KernelContext&);                            \
   }
+#define KP(op, domain, since, until, dtypes, device, fn, prepare)          \
+  namespace device {                                                       \
+  Status fn(KernelContext&);                                               \
+  Result<std::shared_ptr<KernelState>> prepare(const KernelContext&);      \
+  }
 #include "kernels/registry.inc"
 #undef K
+#undef KP
 
 const char* device_name(Device d) {
   switch (d) {
@@ -24,9 +30,12 @@ const char* device_name(Device d) {
 const std::vector<KernelDef>& kernel_table() {
   static const std::vector<KernelDef> table = {
 #define K(op, domain, since, until, dtypes, device, fn) \
-  {op, domain, since, until, dtypes, Device::device, &device::fn},
+  {op, domain, since, until, dtypes, Device::device, &device::fn, nullptr},
+#define KP(op, domain, since, until, dtypes, device, fn, prepare) \
+  {op, domain, since, until, dtypes, Device::device, &device::fn, &device::prepare},
 #include "kernels/registry.inc"
 #undef K
+#undef KP
   };
   return table;
 }

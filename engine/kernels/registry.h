@@ -1,5 +1,6 @@
 // The kernel table: one entry per (op, domain, opset range, dtypes, device) -> function.
-// Entries are data, listed one per line in engine/kernels/registry.inc.
+// Entries are data, listed one per line in engine/kernels/registry.inc: K(...) for a kernel,
+// KP(..., prepare) for one with a prepare step run once per node at session load.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,7 @@ struct KernelDef {
   DTypeMask dtypes;    // accepted dtypes of input 0 (kAny = no check)
   Device device;
   KernelFn fn;
+  PrepareFn prepare;  // nullptr: nothing prepared at load
   bool accepts(DType t) const { return dtypes == kAny || (dtypes & bit(t)) != 0; }
 };
 

@@ -47,6 +47,10 @@ Status Executor::run_node(const ir::Node& n, std::vector<Value>& frame) {
   if (!k) return unimplemented(n.display_name(), ": no kernel");
   std::vector<Value> outputs(n.outputs.size());
   KernelContext ctx(n, std::move(inputs), &outputs, limits_.max_tensor_elements, this, pool_);
+  if (states_ && k == n.kernel && k->prepare) {  // a state belongs to the resolved kernel only
+    auto it = states_->find(&n);
+    if (it != states_->end()) ctx.set_state(it->second.get());
+  }
   Status s = k->fn(ctx);
   if (!ctx.attribute_error().empty()) return invalid_argument(n.display_name(), ": ", ctx.attribute_error());
   if (!s.ok()) return s.with_context(n.display_name());
@@ -64,6 +68,35 @@ Status Executor::run_node(const ir::Node& n, std::vector<Value>& frame) {
     return resource_exhausted(n.display_name(), ": live tensors take ", live_bytes_,
                               " bytes, above the memory limit of ", limits_.memory_limit_bytes);
   return Status::Ok();
+}
+
+Status prepare_kernels(ir::Graph& graph, int64_t max_tensor_elements, ThreadPool* pool,
+                       KernelStates* states) {
+  Status status;
+  graph.for_each_graph([&](ir::Graph& g) {
+    for (const auto& n : g.nodes) {
+      if (!status.ok() || !n.kernel || !n.kernel->prepare) continue;
+      std::vector<Value> constants(n.inputs.size());
+      std::vector<const Value*> inputs(n.inputs.size(), nullptr);
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        auto it = g.initializers.find(n.inputs[i]);
+        if (n.inputs[i] == ir::kNoValue || it == g.initializers.end()) continue;
+        constants[i] = Value(it->second);
+        inputs[i] = &constants[i];
+      }
+      std::vector<Value> no_outputs(n.outputs.size());
+      KernelContext ctx(n, std::move(inputs), &no_outputs, max_tensor_elements, nullptr, pool);
+      auto state = n.kernel->prepare(ctx);
+      if (!ctx.attribute_error().empty()) {
+        status = invalid_argument(n.display_name(), ": ", ctx.attribute_error());
+      } else if (!state.ok()) {
+        status = state.status().with_context(n.display_name());
+      } else if (*state) {
+        (*states)[&n] = std::move(*state);
+      }
+    }
+  });
+  return status;
 }
 
 Result<std::vector<Value>> Executor::run(const ir::Graph& g, std::vector<Value> inputs) {

@@ -1,6 +1,8 @@
 // Runs an ir::Graph node by node over a frame of values; runs subgraphs for control flow.
 #pragma once
 
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/graph.h"
@@ -15,10 +17,21 @@ struct ExecutorLimits {
 
 class ThreadPool;
 
+// What each node's kernel prepared at session load (only nodes whose kernel has a prepare
+// step), shared read-only by every run; the states themselves are thread-safe.
+using KernelStates = std::unordered_map<const ir::Node*, std::shared_ptr<KernelState>>;
+
+// Runs the prepare step of every node's resolved kernel in `g` and its subgraphs, with the
+// node's initializers as its constant inputs, and stores the states in `states`.
+Status prepare_kernels(ir::Graph& g, int64_t max_tensor_elements, ThreadPool* pool,
+                       KernelStates* states);
+
 class Executor final : public SubgraphRunner {
  public:
   // `pool` (may be null) is shared by concurrent runs; kernels split work across it.
-  Executor(ExecutorLimits limits, ThreadPool* pool) : limits_(limits), pool_(pool) {}
+  // `states` (may be null) holds the prepared kernel states of the session's nodes.
+  Executor(ExecutorLimits limits, ThreadPool* pool, const KernelStates* states = nullptr)
+      : limits_(limits), pool_(pool), states_(states) {}
 
   // `frame` has one slot per value of `g`; inputs, initializers and captures already set.
   // On return, g.outputs' slots hold the results.
@@ -32,6 +45,7 @@ class Executor final : public SubgraphRunner {
 
   ExecutorLimits limits_;
   ThreadPool* pool_;
+  const KernelStates* states_;
   std::vector<std::pair<const ir::Graph*, std::vector<Value>*>> stack_;  // frames being run
   int64_t live_bytes_ = 0;
 };

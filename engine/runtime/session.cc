@@ -40,6 +40,7 @@ class SessionImpl {
   std::vector<TensorInfo> inputs, outputs;
   std::map<std::string, int> input_ids;  // every graph input, incl. initializer-backed ones
   std::unique_ptr<ThreadPool> pool;      // options.threads (0 = what affinity and quota allow)
+  KernelStates kernel_states;            // prepared per node at load; read-only afterwards
 
   Status resolve_kernels();
   Status check_input(const TensorInfo& info, const Tensor& t,
@@ -136,7 +137,8 @@ Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& 
       if (g.values[static_cast<size_t>(id)].type.kind == ir::ValueType::Kind::kOptional) continue;
       return invalid_argument("missing input '", i.name, "' (", i.to_string(), ")");
     }
-  Executor exec({options.max_tensor_elements, options.memory_limit_bytes}, pool.get());
+  Executor exec({options.max_tensor_elements, options.memory_limit_bytes}, pool.get(),
+                &kernel_states);
   OSPREY_RETURN_IF_ERROR(exec.run_graph(g, frame));
   std::vector<NamedValue> out;
   out.reserve(g.outputs.size());
@@ -159,6 +161,8 @@ Result<std::unique_ptr<Session>> Session::load_from_bytes(const std::string& byt
   impl->stats = std::move(model.stats);
   OSPREY_RETURN_IF_ERROR(passes::optimize(*impl->graph, options));  // optimization_level 0: none
   OSPREY_RETURN_IF_ERROR(impl->resolve_kernels());
+  OSPREY_RETURN_IF_ERROR(prepare_kernels(*impl->graph, options.max_tensor_elements,
+                                         impl->pool.get(), &impl->kernel_states));
   const ir::Graph& g = *impl->graph;
   for (int id : g.inputs) {
     const ir::Value& v = g.values[static_cast<size_t>(id)];

@@ -1,0 +1,238 @@
+// Conv and com.osprey FusedConv on oneDNN (float32, 1-D/2-D/3-D, groups, depthwise, pads,
+// strides, dilations, auto_pad). Tensors stay NCHW at the op boundary; inside, the source and
+// destination are reordered into the layout the primitive prefers (nChw16c and friends) when
+// it differs. Constant weights are reordered once per weights layout and kept in the node's
+// state, together with a small cache of primitives per input shape. FusedConv adds the bias,
+// the residual Z (sum post-op) and the activation (eltwise post-ops) inside the primitive.
+#include <cstring>
+#include <optional>
+
+#include "kernels/cpu/dnnl_common.h"
+#include "kernels/reference/nn_util.h"
+
+namespace osprey::cpu {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+struct ConvEntry {
+  Shape out_shape;
+  int64_t M = 0;  // output channels
+  dnnl::convolution_forward prim;
+  memory::desc src_plain, src_md, w_plain, w_md, dst_plain, dst_md, bias_md, scratch_md;
+  std::optional<dnnl::reorder> src_reorder, dst_reorder, z_reorder, w_reorder;
+  memory packed_weights;  // weights in w_md when they are constant; empty otherwise
+};
+
+struct ConvState final : KernelState {
+  bool fused = false;
+  Activation act;
+  Tensor weights;  // the constant weights (shared storage), undefined when computed
+  ShapeCache<ConvEntry> cache;
+  // Constant weights reordered into each layout a primitive asked for (under cache's lock).
+  std::vector<std::pair<memory::desc, memory>> packed;
+};
+
+Result<std::shared_ptr<ConvState>> make_state(const KernelContext& ctx, bool fused) {
+  auto st = std::make_shared<ConvState>();
+  st->fused = fused;
+  if (fused) OSPREY_RETURN_IF_ERROR(read_activation(ctx, &st->act));
+  if (ctx.has_input(1)) {
+    OSPREY_RETURN_IF_ERROR(require_f32(ctx, 1, "W"));
+    st->weights = ctx.input(1);
+  }
+  return st;
+}
+
+Status check_inputs(const KernelContext& ctx, bool fused) {
+  if (!ctx.has_input(0) || !ctx.has_input(1)) return invalid_argument("X and W are required");
+  OSPREY_RETURN_IF_ERROR(require_f32(ctx, 0, "X"));
+  OSPREY_RETURN_IF_ERROR(require_f32(ctx, 1, "W"));
+  OSPREY_RETURN_IF_ERROR(require_f32(ctx, 2, "B"));
+  if (fused) OSPREY_RETURN_IF_ERROR(require_f32(ctx, 3, "residual Z"));
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  if (x.rank() < 3 || x.rank() > 5)
+    return invalid_argument("X has shape ", shape_to_string(x.shape()),
+                            "; this kernel takes 1-D to 3-D convolutions (rank 3 to 5)");
+  if (w.rank() != x.rank())
+    return invalid_argument("weights have rank ", w.rank(), " but the input has rank ", x.rank());
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvState& st,
+                                               int threads, bool packable) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const int64_t group = ctx.attr_int("group", 1);
+  if (group < 1) return invalid_argument("attribute group must be >= 1, got ", group);
+  const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
+  if (w.dim(1) * group != C || M % group != 0)
+    return invalid_argument("weights ", shape_to_string(w.shape()), " do not match input ",
+                            shape_to_string(x.shape()), " with group ", group);
+  ref::Window win;
+  win.in.assign(x.shape().begin() + 2, x.shape().end());
+  win.kernel.assign(w.shape().begin() + 2, w.shape().end());
+  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != win.kernel)
+    return invalid_argument("attribute kernel_shape does not match the weights ",
+                            shape_to_string(w.shape()));
+  OSPREY_RETURN_IF_ERROR(ref::window_from_attrs(ctx, /*ceil_mode=*/false, &win));
+  auto e = std::make_shared<ConvEntry>();
+  e->M = M;
+  e->out_shape = {N, M};
+  e->out_shape.insert(e->out_shape.end(), win.out.begin(), win.out.end());
+  if (shape_numel(e->out_shape) == 0 || x.numel() == 0) return std::shared_ptr<const ConvEntry>(e);
+
+  Dims src_dims(x.shape().begin(), x.shape().end());
+  Dims dst_dims(e->out_shape.begin(), e->out_shape.end());
+  Dims w_dims(w.shape().begin(), w.shape().end());
+  if (group > 1) {  // [G, M/G, C/G, k...]
+    w_dims[0] = M / group;
+    w_dims.insert(w_dims.begin(), group);
+  }
+  Dims strides(win.strides.begin(), win.strides.end()), dil, pad_l, pad_r;
+  for (int64_t i = 0; i < win.nd; ++i) {
+    dil.push_back(win.dilations[static_cast<size_t>(i)] - 1);
+    pad_l.push_back(win.pad_begin[static_cast<size_t>(i)]);
+    pad_r.push_back(win.pad_end[static_cast<size_t>(i)]);
+  }
+  const auto f32 = memory::data_type::f32;
+  const auto any = memory::format_tag::any;
+  e->src_plain = plain_desc(src_dims);
+  e->dst_plain = plain_desc(dst_dims);
+  e->w_plain = plain_desc(w_dims);
+  const bool has_bias = ctx.has_input(2), has_z = st.fused && ctx.has_input(3);
+  if (has_bias) e->bias_md = plain_desc({M});
+
+  dnnl::post_ops ops;
+  if (has_z) ops.append_sum(1.0f);
+  append_activation(st.act, &ops);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+
+  use_threads(threads);
+  const memory::desc src_any(src_dims, f32, any), dst_any(dst_dims, f32, any),
+      w_any(w_dims, f32, any);
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_direct;
+  auto desc = has_bias ? dnnl::convolution_forward::desc(prop, alg, src_any, w_any, e->bias_md,
+                                                         dst_any, strides, dil, pad_l, pad_r)
+                       : dnnl::convolution_forward::desc(prop, alg, src_any, w_any, dst_any,
+                                                         strides, dil, pad_l, pad_r);
+  dnnl::convolution_forward::primitive_desc pd(desc, attr, dnnl_engine());
+  e->prim = dnnl::convolution_forward(pd);
+  e->src_md = pd.src_desc();
+  e->dst_md = pd.dst_desc();
+  e->w_md = pd.weights_desc();
+  e->scratch_md = pd.scratchpad_desc();
+  if (e->src_md != e->src_plain) e->src_reorder = make_reorder(e->src_plain, e->src_md);
+  if (e->dst_md != e->dst_plain) {
+    e->dst_reorder = make_reorder(e->dst_md, e->dst_plain);
+    if (has_z) e->z_reorder = make_reorder(e->dst_plain, e->dst_md);
+  }
+  if (e->w_md != e->w_plain) e->w_reorder = make_reorder(e->w_plain, e->w_md);
+  if (packable) {
+    for (const auto& [md, mem] : st.packed)
+      if (md == e->w_md) e->packed_weights = mem;
+    if (!e->packed_weights) {
+      if (e->w_reorder) {
+        e->packed_weights = memory(e->w_md, dnnl_engine());
+        run_reorder(*e->w_reorder, wrap(e->w_plain, st.weights.raw_data()), e->packed_weights);
+      } else {
+        e->packed_weights = wrap(e->w_plain, st.weights.raw_data());
+      }
+      st.packed.emplace_back(e->w_md, e->packed_weights);
+    }
+  }
+  return std::shared_ptr<const ConvEntry>(e);
+}
+
+Status run_conv(KernelContext& ctx, bool fused) {
+  OSPREY_RETURN_IF_ERROR(check_inputs(ctx, fused));
+  std::shared_ptr<ConvState> local;
+  auto* st = dynamic_cast<ConvState*>(ctx.state());
+  if (!st) {  // no prepared state (e.g. run outside a session): prepare for this run only
+    OSPREY_ASSIGN_OR_RETURN(local, make_state(ctx, fused));
+    local->weights = Tensor();
+    st = local.get();
+  }
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const bool packable = st->weights.defined() && st->weights.raw_data() == w.raw_data() &&
+                        st->weights.shape() == w.shape();
+  const int threads = kernel_threads(ctx);
+  const bool has_bias = ctx.has_input(2), has_z = fused && ctx.has_input(3);
+  std::vector<int64_t> key = {threads, packable, has_bias, has_z, -1};
+  key.insert(key.end(), x.shape().begin(), x.shape().end());
+  key.push_back(-1);
+  key.insert(key.end(), w.shape().begin(), w.shape().end());
+  return guarded("convolution", [&]() -> Status {
+    OSPREY_ASSIGN_OR_RETURN(auto e, st->cache.get(key, [&] { return build(ctx, *st, threads, packable); }));
+    if (has_bias && (ctx.input(2).rank() != 1 || ctx.input(2).dim(0) != e->M))
+      return invalid_argument("bias has shape ", shape_to_string(ctx.input(2).shape()),
+                              ", expected [", e->M, "]");
+    if (has_z && ctx.input(3).shape() != e->out_shape)
+      return invalid_argument("residual Z has shape ", shape_to_string(ctx.input(3).shape()),
+                              ", expected the output shape ", shape_to_string(e->out_shape));
+    OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, DType::kFloat32, e->out_shape));
+    if (y.numel() == 0) return Status::Ok();
+    if (x.numel() == 0) {  // empty reduction: the conv contributes nothing
+      return unimplemented("convolution over an empty input with a non-empty output");
+    }
+    use_threads(threads);
+    std::unordered_map<int, memory> args;
+    Buffer src_buf, w_buf, dst_buf;
+    memory src = wrap(e->src_plain, x.raw_data());
+    if (e->src_reorder) {
+      src_buf = Buffer(e->src_md.get_size());
+      memory m = wrap(e->src_md, src_buf.data());
+      run_reorder(*e->src_reorder, src, m);
+      src = m;
+    }
+    memory wm;
+    if (e->packed_weights) {
+      wm = e->packed_weights;
+    } else if (e->w_reorder) {
+      w_buf = Buffer(e->w_md.get_size());
+      wm = wrap(e->w_md, w_buf.data());
+      run_reorder(*e->w_reorder, wrap(e->w_plain, w.raw_data()), wm);
+    } else {
+      wm = wrap(e->w_plain, w.raw_data());
+    }
+    memory dst = wrap(e->dst_plain, y.raw_data());
+    if (e->dst_reorder) {
+      dst_buf = Buffer(e->dst_md.get_size());
+      dst = wrap(e->dst_md, dst_buf.data());
+      if (has_z) run_reorder(*e->z_reorder, wrap(e->dst_plain, ctx.input(3).raw_data()), dst);
+    } else if (has_z) {
+      std::memcpy(y.raw_data(), ctx.input(3).raw_data(), y.nbytes());
+    }
+    args.emplace(DNNL_ARG_SRC, src);
+    args.emplace(DNNL_ARG_WEIGHTS, wm);
+    args.emplace(DNNL_ARG_DST, dst);
+    if (has_bias) args.emplace(DNNL_ARG_BIAS, wrap(e->bias_md, ctx.input(2).raw_data()));
+    execute(e->prim, std::move(args), e->scratch_md);
+    if (e->dst_reorder) run_reorder(*e->dst_reorder, dst, wrap(e->dst_plain, y.raw_data()));
+    return Status::Ok();
+  });
+}
+
+Result<std::shared_ptr<KernelState>> prepare(const KernelContext& ctx, bool fused) {
+  OSPREY_ASSIGN_OR_RETURN(auto st, make_state(ctx, fused));
+  return std::shared_ptr<KernelState>(std::move(st));
+}
+
+}  // namespace
+
+Status conv(KernelContext& ctx) { return run_conv(ctx, false); }
+Status fused_conv(KernelContext& ctx) { return run_conv(ctx, true); }
+Result<std::shared_ptr<KernelState>> prepare_conv(const KernelContext& ctx) {
+  return prepare(ctx, false);
+}
+Result<std::shared_ptr<KernelState>> prepare_fused_conv(const KernelContext& ctx) {
+  return prepare(ctx, true);
+}
+
+}  // namespace osprey::cpu

@@ -1,0 +1,106 @@
+#include "kernels/cpu/dnnl_common.h"
+
+#include <omp.h>
+
+#include <cstdlib>
+
+namespace osprey::cpu {
+
+const dnnl::engine& dnnl_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+int kernel_threads(const KernelContext& ctx) {
+  return ctx.pool() ? std::max(1, ctx.pool()->num_threads()) : 1;
+}
+
+void use_threads(int threads) {
+  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+}
+
+Status read_activation(const KernelContext& ctx, Activation* act) {
+  struct Known {
+    const char* name;
+    size_t params;
+  };
+  static constexpr Known kKnown[] = {
+      {"", 0},          {"Relu", 0},      {"Clip", 2},        {"LeakyRelu", 1},
+      {"Sigmoid", 0},   {"HardSigmoid", 2}, {"HardSwish", 0}, {"Tanh", 0},
+      {"Silu", 0},      {"Gelu", 0},      {"GeluTanh", 0},
+  };
+  act->name = ctx.attr_string("activation", "");
+  act->params = ctx.attr_floats("activation_params");
+  for (const auto& k : kKnown) {
+    if (act->name != k.name) continue;
+    if (act->params.size() != k.params)
+      return invalid_argument("activation ", act->name.empty() ? "(none)" : act->name, " takes ",
+                              k.params, " activation_params, got ", act->params.size());
+    return Status::Ok();
+  }
+  return invalid_argument("unknown activation '", act->name, "'");
+}
+
+void append_activation(const Activation& act, dnnl::post_ops* ops) {
+  using A = dnnl::algorithm;
+  const std::string& n = act.name;
+  const auto& p = act.params;
+  if (n.empty()) return;
+  if (n == "Relu") ops->append_eltwise(1.0f, A::eltwise_relu, 0.0f, 0.0f);
+  else if (n == "LeakyRelu") ops->append_eltwise(1.0f, A::eltwise_relu, p[0], 0.0f);
+  else if (n == "Clip") ops->append_eltwise(1.0f, A::eltwise_clip_v2, p[0], p[1]);
+  else if (n == "Sigmoid") ops->append_eltwise(1.0f, A::eltwise_logistic, 0.0f, 0.0f);
+  else if (n == "HardSigmoid") {  // max(0, min(1, alpha * x + beta))
+    ops->append_eltwise(1.0f, A::eltwise_linear, p[0], p[1]);
+    ops->append_eltwise(1.0f, A::eltwise_clip_v2, 0.0f, 1.0f);
+  } else if (n == "HardSwish") ops->append_eltwise(1.0f, A::eltwise_hardswish, 0.0f, 0.0f);
+  else if (n == "Tanh") ops->append_eltwise(1.0f, A::eltwise_tanh, 0.0f, 0.0f);
+  else if (n == "Silu") ops->append_eltwise(1.0f, A::eltwise_swish, 1.0f, 0.0f);
+  else if (n == "Gelu") ops->append_eltwise(1.0f, A::eltwise_gelu_erf, 0.0f, 0.0f);
+  else if (n == "GeluTanh") ops->append_eltwise(1.0f, A::eltwise_gelu_tanh, 0.0f, 0.0f);
+}
+
+Buffer::Buffer(size_t bytes) {
+  if (bytes == 0) return;
+  const size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw std::bad_alloc();
+  ptr_.reset(p);
+}
+
+void Buffer::Free::operator()(void* p) const { std::free(p); }
+
+void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args,
+             const dnnl::memory::desc& scratch_md) {
+  Buffer scratch(scratch_md.get_size());
+  if (scratch_md.get_size() > 0)
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch_md, dnnl_engine(), scratch.data()));
+  dnnl::stream s(dnnl_engine());
+  prim.execute(s, args);
+  s.wait();
+}
+
+dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  return dnnl::reorder(dnnl::reorder::primitive_desc(dnnl_engine(), from, dnnl_engine(), to));
+}
+
+void run_reorder(const dnnl::reorder& r, const dnnl::memory& from, const dnnl::memory& to) {
+  dnnl::stream s(dnnl_engine());
+  r.execute(s, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+  s.wait();
+}
+
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+Status require_f32(const KernelContext& ctx, int i, const char* what) {
+  if (!ctx.has_input(i)) return Status::Ok();
+  if (!ctx.input_value(i).is_tensor() || ctx.input(i).dtype() != DType::kFloat32)
+    return invalid_argument(what, " must be a float32 tensor");
+  return Status::Ok();
+}
+
+}  // namespace osprey::cpu

@@ -1,0 +1,120 @@
+// Shared pieces of the oneDNN-backed CPU kernels: the engine, thread sizing, error mapping,
+// fused activations as post-ops, per-run scratchpads and a small per-shape primitive cache.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "kernels/kernel.h"
+
+namespace osprey::cpu {
+
+// The one CPU engine all kernels use.
+const dnnl::engine& dnnl_engine();
+
+// Threads a kernel may use: the session pool's size (1 without a pool).
+int kernel_threads(const KernelContext& ctx);
+
+// Sizes oneDNN's OpenMP team for the calling thread (omp_set_num_threads is a per-thread
+// setting) to `threads`. Call before creating or executing a primitive.
+void use_threads(int threads);
+
+// Runs `fn` (which may throw dnnl::error) and turns an exception into a Status naming `what`.
+template <class F>
+Status guarded(const char* what, F&& fn) {
+  try {
+    return fn();
+  } catch (const dnnl::error& e) {
+    return internal_error(what, ": oneDNN error ", static_cast<int>(e.status), " (", e.what(), ")");
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted(what, ": out of memory");
+  }
+}
+
+// A fused activation (com.osprey ops' `activation` + `activation_params`).
+struct Activation {
+  std::string name;            // "" = none
+  std::vector<float> params;   // checked count
+};
+Status read_activation(const KernelContext& ctx, Activation* act);
+// Appends the activation's eltwise post-op(s) to `ops`.
+void append_activation(const Activation& act, dnnl::post_ops* ops);
+
+// Memory that a primitive reads from or writes to, 64-byte aligned, owned by one run.
+class Buffer {
+ public:
+  Buffer() = default;
+  explicit Buffer(size_t bytes);
+  void* data() const { return ptr_.get(); }
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<void, Free> ptr_;
+};
+
+// Wraps a plain tensor buffer as oneDNN memory (no copy).
+inline dnnl::memory wrap(const dnnl::memory::desc& md, const void* data) {
+  return dnnl::memory(md, dnnl_engine(), const_cast<void*>(data));
+}
+
+// Executes `prim` on a stream of the calling thread with `args`, plus a scratchpad of
+// `scratch_bytes` owned by this call (never shared between concurrent runs).
+void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args,
+             const dnnl::memory::desc& scratch_md);
+
+// A reorder primitive between two layouts of the same tensor, and its execution.
+dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+void run_reorder(const dnnl::reorder& r, const dnnl::memory& from, const dnnl::memory& to);
+
+// A capped, least-recently-used map from a shape key to a shared, immutable entry.
+// Safe for concurrent use: lookups and inserts take a mutex; entries are shared_ptrs so a
+// run keeps using its entry even if it is evicted meanwhile.
+template <class Entry>
+class ShapeCache {
+ public:
+  using Key = std::vector<int64_t>;
+  explicit ShapeCache(size_t capacity = 8) : capacity_(capacity) {}
+
+  // The entry for `key`, built by `make()` (returning Result<shared_ptr<const Entry>>) when
+  // absent. `make` runs under the lock, so one shape is built once.
+  template <class Make>
+  Result<std::shared_ptr<const Entry>> get(const Key& key, Make&& make) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = items_.begin(); it != items_.end(); ++it)
+      if (it->first == key) {
+        items_.splice(items_.begin(), items_, it);
+        return items_.front().second;
+      }
+    Result<std::shared_ptr<const Entry>> made = make();
+    if (!made.ok()) return made.status();
+    items_.emplace_front(key, *made);
+    if (items_.size() > capacity_) items_.pop_back();
+    return *made;
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return items_.size();
+  }
+
+ private:
+  size_t capacity_;
+  mutable std::mutex mu_;
+  std::list<std::pair<Key, std::shared_ptr<const Entry>>> items_;
+};
+
+// Plain row-major descriptor of float32 `dims`.
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims);
+
+// Checks that input i, when present, is a float32 tensor.
+Status require_f32(const KernelContext& ctx, int i, const char* what);
+
+}  // namespace osprey::cpu

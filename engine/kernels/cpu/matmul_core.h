@@ -1,0 +1,46 @@
+// One 2-D matrix product on oneDNN's matmul primitive, shared by MatMul, Gemm and
+// FusedMatMul: Y[M,N] = alpha * op(A) op(B) (+ bias[N]) (+ beta * Y as it was) then the
+// activation. The primitive per problem shape is cached in the node's state; a constant B is
+// reordered once into the layout the primitive prefers.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "kernels/cpu/dnnl_common.h"
+
+namespace osprey::cpu {
+
+struct Product2D {
+  int64_t M = 0, K = 0, N = 0;
+  bool trans_a = false, trans_b = false;  // A stored [K,M] / B stored [N,K]
+  bool has_bias = false;                  // add bias[N] (a row broadcast over M)
+  float alpha = 1.0f;
+  float beta = 0.0f;  // != 0: Y holds C on entry and gets alpha*AB + beta*C (sum post-op)
+};
+
+struct MatMulEntry;
+
+struct MatMulState final : KernelState {
+  Activation act;
+  Tensor weights;  // constant B (shared storage); undefined when B is computed
+  ShapeCache<MatMulEntry> cache;
+  // Constant B reordered into each layout a primitive asked for (under cache's lock).
+  std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> packed;
+};
+
+// The prepared state for a node whose B is input `b_index` (constant or not).
+std::shared_ptr<MatMulState> make_matmul_state(const KernelContext& ctx, int b_index);
+
+// Runs the product. `b` is the node's B input; it is used in its prepacked form when it is
+// the state's constant weights. `a`, `b`, `bias`, `y` are float32 data in the layouts `p`
+// describes. A problem with M, N or K == 0 must be handled by the caller.
+Status run_product(MatMulState& st, const Product2D& p, int threads, const Tensor& b_tensor,
+                   const float* a, const float* b, const float* bias, float* y);
+
+// Same, for many problems that share the shape `p`: runs (a[i], b[i], y[i]) in turn.
+Status run_products(MatMulState& st, const Product2D& p, int threads,
+                    const std::vector<const float*>& a, const std::vector<const float*>& b,
+                    const std::vector<float*>& y);
+
+}  // namespace osprey::cpu

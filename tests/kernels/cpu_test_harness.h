@@ -1,0 +1,112 @@
+// Helpers for the fast CPU kernel tests (cpu_*_test.cc): run one node with the fast kernel
+// (optionally prepared, as a session would at load, with a given thread pool) and with the
+// reference kernel, and compare with a tolerance relative to the outputs' magnitude.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "kernels/registry.h"
+#include "kernel_harness.h"
+#include "threading/thread_pool.h"
+
+namespace osprey::testing {
+
+// One node bound to one kernel, with the state its prepare step returned (if any).
+class NodeRunner {
+ public:
+  // `constants[i]` defined = input i is an initializer the prepare step sees.
+  NodeRunner(std::string op, std::string domain, int opset, Attrs attrs, Device device,
+             const std::vector<Tensor>& constants = {}) {
+    node_.op_type = std::move(op);
+    node_.domain = std::move(domain);
+    node_.opset = opset;
+    node_.attributes = std::move(attrs);
+    node_.outputs = {0};
+    kernel_ = find_kernel(node_.op_type, node_.domain, opset, DType::kFloat32,
+                          device == Device::ref);
+    if (!kernel_ || kernel_->device != device) {
+      kernel_ = nullptr;
+      return;
+    }
+    if (!constants.empty() && kernel_->prepare) {
+      std::vector<Value> vals;
+      vals.reserve(constants.size());
+      std::vector<const Value*> ptrs;
+      for (const auto& t : constants) vals.push_back(t.defined() ? Value(t) : Value());
+      for (size_t i = 0; i < constants.size(); ++i)
+        ptrs.push_back(constants[i].defined() ? &vals[i] : nullptr);
+      std::vector<Value> outs(1);
+      KernelContext ctx(node_, std::move(ptrs), &outs, kDefaultMaxElements, nullptr);
+      auto st = kernel_->prepare(ctx);
+      prepare_status_ = st.ok() ? Status::Ok() : st.status();
+      if (st.ok()) state_ = *st;
+    }
+  }
+  bool found() const { return kernel_ != nullptr; }
+  const Status& prepare_status() const { return prepare_status_; }
+  KernelState* state() const { return state_.get(); }
+
+  Result<Tensor> run(const std::vector<Tensor>& inputs, ThreadPool* pool = nullptr) const {
+    if (!kernel_) return not_found("no kernel for ", node_.op_type);
+    ir::Node node = node_;
+    node.inputs.clear();
+    std::vector<Value> vals;
+    vals.reserve(inputs.size());
+    std::vector<const Value*> ptrs;
+    for (const auto& t : inputs) vals.push_back(t.defined() ? Value(t) : Value());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      node.inputs.push_back(inputs[i].defined() ? static_cast<int>(i) : ir::kNoValue);
+      ptrs.push_back(inputs[i].defined() ? &vals[i] : nullptr);
+    }
+    std::vector<Value> outs(1);
+    KernelContext ctx(node, std::move(ptrs), &outs, kDefaultMaxElements, nullptr, pool);
+    ctx.set_state(state_.get());
+    Status s = kernel_->fn(ctx);
+    if (!ctx.attribute_error().empty()) return invalid_argument(ctx.attribute_error());
+    if (!s.ok()) return s;
+    return outs[0].tensor;
+  }
+
+ private:
+  ir::Node node_;
+  const KernelDef* kernel_ = nullptr;
+  std::shared_ptr<KernelState> state_;
+  Status prepare_status_;
+};
+
+// Expects equal shapes and |got - want| <= tol * max(1, max |want|) everywhere.
+inline void expect_close(const Tensor& got, const Tensor& want, double tol = 1e-4) {
+  ASSERT_EQ(got.dtype(), DType::kFloat32);
+  ASSERT_EQ(got.shape(), want.shape())
+      << shape_to_string(got.shape()) << " vs " << shape_to_string(want.shape());
+  double scale = 1.0;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    scale = std::max(scale, std::fabs(static_cast<double>(want.data<float>()[i])));
+  double worst = 0;
+  int64_t at = -1;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double d = std::fabs(static_cast<double>(got.data<float>()[i]) - want.data<float>()[i]);
+    if (!(d <= worst)) {
+      worst = d;
+      at = i;
+    }
+  }
+  EXPECT_LE(worst, tol * scale) << "worst difference at element " << at << " (scale " << scale
+                                << ")";
+}
+
+inline bool bit_equal(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.nbytes() == b.nbytes() &&
+         std::equal(a.data<float>(), a.data<float>() + a.numel(), b.data<float>(),
+                    [](float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; });
+}
+
+}  // namespace osprey::testing
