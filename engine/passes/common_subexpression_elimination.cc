@@ -17,8 +17,8 @@ namespace {
 
 bool never_merge(const ir::Node& n) {
   static const std::set<std::string> kOps = {
-      "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike",
-      "Bernoulli",     "Multinomial",  "Dropout"};
+      "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli",
+      "Multinomial",   "Dropout"};
   if (has_subgraph(n)) return true;
   if (!n.domain.empty()) return n.domain != "com.osprey";
   return kOps.count(n.op_type) > 0 || (n.inputs.empty() && n.op_type != "Constant");
@@ -47,7 +47,9 @@ std::string node_key(const ir::Node& n) {
   for (const auto& [name, a] : n.attributes) {
     key += str_cat("|", name, "=", static_cast<int>(a.type), ":");
     switch (a.type) {
-      case ir::Attribute::Type::kFloat: key.append(reinterpret_cast<const char*>(&a.f), sizeof a.f); break;
+      case ir::Attribute::Type::kFloat:
+        key.append(reinterpret_cast<const char*>(&a.f), sizeof a.f);
+        break;
       case ir::Attribute::Type::kInt: key += str_cat(a.i); break;
       case ir::Attribute::Type::kString: key += str_cat(a.s.size(), ":", a.s); break;
       case ir::Attribute::Type::kTensor: append_tensor(a.t, &key); break;

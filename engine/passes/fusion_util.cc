@@ -17,7 +17,9 @@ int GraphIndex::sole_reader(int id) const {
   return readers[static_cast<size_t>(id)][0];
 }
 
-DType GraphIndex::dtype(int id) const { return known_dtype(g_, id, producers, in_subgraph_); }
+DType GraphIndex::dtype(int id) const {
+  return known_dtype(g_, id, producers, in_subgraph_);
+}
 
 namespace {
 
@@ -74,8 +76,7 @@ bool match_activation(const ir::Graph& g, const GraphIndex& ix, int y, Activatio
   const int r = ix.sole_reader(y);
   if (r < 0) return false;
   const ir::Node& a = g.nodes[static_cast<size_t>(r)];
-  if (a.outputs.size() != 1 || a.outputs[0] == ir::kNoValue || a.inputs.empty() ||
-      a.inputs[0] != y)
+  if (a.outputs.size() != 1 || a.outputs[0] == ir::kNoValue || a.inputs.empty() || a.inputs[0] != y)
     return false;
   *m = {"", {}, {r}, a.outputs[0]};
   bool ok = true;

@@ -27,7 +27,7 @@ class LayerNormMatcher {
     x = mean.inputs[0];
     const int64_t dim = last_dim(x);
     if (dim <= 0) return false;
-    const ir::Node* sub = reader(mean.outputs[0], "Sub", 1);
+    const ir::Node* sub = reader(mean.outputs[0], "Sub", 2);
     if (!sub || sub->inputs[0] != x || sub->inputs[1] != mean.outputs[0]) return false;
     const int d = sub->outputs[0];
     // d is read by the square (once by Pow, twice by Mul) and by the Div.
@@ -36,8 +36,10 @@ class LayerNormMatcher {
     const ir::Node* div = nullptr;
     for (int r : rd) {
       const ir::Node& n = g_.nodes[static_cast<size_t>(r)];
-      if (is_op(n, "Div") && n.inputs.size() == 2 && n.inputs[0] == d && !div) div = &n;
-      else if ((is_op(n, "Pow") || is_op(n, "Mul")) && n.inputs.size() == 2) sq = &n;
+      if (is_op(n, "Div") && n.inputs.size() == 2 && n.inputs[0] == d && !div)
+        div = &n;
+      else if ((is_op(n, "Pow") || is_op(n, "Mul")) && n.inputs.size() == 2)
+        sq = &n;
     }
     if (!sq || !div) return false;
     double two;
@@ -108,7 +110,8 @@ class LayerNormMatcher {
       const Tensor* t = constant_tensor(g_, n.inputs[1]);
       if (!t || t->dtype() != DType::kInt64) return false;
       axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->numel());
-    } else if (const auto* a = n.find_attribute("axes"); a && a->type == ir::Attribute::Type::kInts) {
+    } else if (const auto* a = n.find_attribute("axes");
+               a && a->type == ir::Attribute::Type::kInts) {
       axes = a->ints;
     }
     if (axes.size() != 1) return false;

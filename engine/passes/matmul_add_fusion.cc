@@ -30,8 +30,8 @@ int bias_of(ir::Graph& g, int c, int64_t n, bool product_rank_ge2) {
   if (t->rank() != 2 || t->dim(0) != 1 || !product_rank_ge2) return ir::kNoValue;
   Tensor flat(DType::kFloat32, {n});
   for (int64_t i = 0; i < n; ++i) flat.data<float>()[i] = t->data<float>()[i];
-  const int id = add_unique_value(g, g.values[static_cast<size_t>(c)].name + "_flat",
-                                  tensor_value_type(flat));
+  const int id =
+      add_unique_value(g, g.values[static_cast<size_t>(c)].name + "_flat", tensor_value_type(flat));
   g.initializers[id] = std::move(flat);
   return id;
 }

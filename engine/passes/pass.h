@@ -43,6 +43,7 @@ std::unique_ptr<Pass> make_shape_folding();
 std::unique_ptr<Pass> make_common_subexpression_elimination();
 std::unique_ptr<Pass> make_gelu_fusion();
 std::unique_ptr<Pass> make_layer_norm_fusion();
+std::unique_ptr<Pass> make_conv_mul_add_fold();
 std::unique_ptr<Pass> make_conv_add_fusion();
 std::unique_ptr<Pass> make_conv_activation_fusion();
 std::unique_ptr<Pass> make_matmul_add_fusion();

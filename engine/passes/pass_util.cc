@@ -103,7 +103,9 @@ bool scalar_constant(const ir::Graph& g, int id, double* v) {
   return true;
 }
 
-bool near(double a, double b, double rel) { return std::fabs(a - b) <= rel * std::fabs(b); }
+bool near(double a, double b, double rel) {
+  return std::fabs(a - b) <= rel * std::fabs(b);
+}
 
 int other_input(const ir::Node& n, int x) {
   if (n.inputs.size() != 2) return ir::kNoValue;
@@ -112,16 +114,55 @@ int other_input(const ir::Node& n, int x) {
   return ir::kNoValue;
 }
 
-DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers,
-                  bool in_subgraph) {
+DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers, bool in_subgraph) {
   // Ops whose (first) output has the element type of their first input.
-  static const std::set<std::string> kSameType = {
-      "Add", "Sub", "Mul", "Div", "Pow", "Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp",
-      "Neg", "Abs", "Clip", "LeakyRelu", "HardSigmoid", "HardSwish", "Softmax", "Conv",
-      "MatMul", "Gemm", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",
-      "ReduceMean", "ReduceSum", "Concat", "Gather", "Slice", "MaxPool", "AveragePool",
-      "GlobalAveragePool", "BatchNormalization", "LayerNormalization", "Dropout", "Pad",
-      "Resize", "Split", "Expand", "Tile", "Reciprocal", "Max", "Min", "Sum"};
+  static const std::set<std::string> kSameType = {"Add",
+                                                  "Sub",
+                                                  "Mul",
+                                                  "Div",
+                                                  "Pow",
+                                                  "Relu",
+                                                  "Sigmoid",
+                                                  "Tanh",
+                                                  "Erf",
+                                                  "Sqrt",
+                                                  "Exp",
+                                                  "Neg",
+                                                  "Abs",
+                                                  "Clip",
+                                                  "LeakyRelu",
+                                                  "HardSigmoid",
+                                                  "HardSwish",
+                                                  "Softmax",
+                                                  "Conv",
+                                                  "MatMul",
+                                                  "Gemm",
+                                                  "Transpose",
+                                                  "Reshape",
+                                                  "Flatten",
+                                                  "Squeeze",
+                                                  "Unsqueeze",
+                                                  "Identity",
+                                                  "ReduceMean",
+                                                  "ReduceSum",
+                                                  "Concat",
+                                                  "Gather",
+                                                  "Slice",
+                                                  "MaxPool",
+                                                  "AveragePool",
+                                                  "GlobalAveragePool",
+                                                  "BatchNormalization",
+                                                  "LayerNormalization",
+                                                  "Dropout",
+                                                  "Pad",
+                                                  "Resize",
+                                                  "Split",
+                                                  "Expand",
+                                                  "Tile",
+                                                  "Reciprocal",
+                                                  "Max",
+                                                  "Min",
+                                                  "Sum"};
   for (int depth = 0; depth < 256 && id != ir::kNoValue; ++depth) {
     if (const Tensor* t = constant_tensor(g, id)) return t->dtype();
     const ir::ValueType& vt = g.values[static_cast<size_t>(id)].type;
@@ -134,11 +175,11 @@ DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers,
     if (is_op(n, "Cast")) {
       const auto* to = n.find_attribute("to");
       return to && to->type == ir::Attribute::Type::kInt ? static_cast<DType>(to->i)
-                                                          : DType::kUndefined;
+                                                         : DType::kUndefined;
     }
     if (n.op_type == "Shape" && n.domain.empty()) return DType::kInt64;
-    const bool same = (n.domain.empty() && kSameType.count(n.op_type)) ||
-                      (n.domain == "com.osprey");
+    const bool same =
+        (n.domain.empty() && kSameType.count(n.op_type)) || (n.domain == "com.osprey");
     if (!same || n.inputs.empty()) return DType::kUndefined;
     id = n.inputs[0];
   }

@@ -52,14 +52,15 @@ bool scalar_constant(const ir::Graph& g, int id, double* v);
 bool near(double a, double b, double rel = 1e-4);
 // Element type of `id` when it is certain from the graph: a constant, a declared main-graph
 // input or value type, a Cast's `to`, or an op whose output type is its first input's.
-DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers,
-                  bool in_subgraph);
+DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers, bool in_subgraph);
 // Index of input slot `i` of node `n`, or kNoValue when absent.
 inline int input_at(const ir::Node& n, size_t i) {
   return i < n.inputs.size() ? n.inputs[i] : ir::kNoValue;
 }
 // The node is op `op` of the default ONNX domain.
-inline bool is_op(const ir::Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
+inline bool is_op(const ir::Node& n, const char* op) {
+  return n.domain.empty() && n.op_type == op;
+}
 // The other input of a two-input node, given one of them; kNoValue if `x` is not an input.
 int other_input(const ir::Node& n, int x);
 

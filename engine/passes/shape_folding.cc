@@ -15,7 +15,7 @@ namespace osprey::passes {
 namespace {
 
 bool folds(const ir::Node& n) {
-  static const std::set<std::string> kOps = {"Shape",   "Gather",  "Slice", "Concat",
+  static const std::set<std::string> kOps = {"Shape",     "Gather",  "Slice", "Concat",
                                              "Unsqueeze", "Squeeze", "Cast",  "Identity"};
   return n.domain.empty() && kOps.count(n.op_type) && n.outputs.size() == 1 &&
          n.outputs[0] != ir::kNoValue;

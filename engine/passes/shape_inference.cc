@@ -27,8 +27,12 @@ std::string attr_string(const ir::Node& n, const char* name, const std::string& 
   return a && a->type == Type::kString ? a->s : def;
 }
 
-SymDim fixed_dim(int64_t v) { return SymDim{v, ""}; }
-SymDim sym_dim(std::string s) { return SymDim{-1, std::move(s)}; }
+SymDim fixed_dim(int64_t v) {
+  return SymDim{v, ""};
+}
+SymDim sym_dim(std::string s) {
+  return SymDim{-1, std::move(s)};
+}
 
 // The dim of a broadcast: equal dims, a dim against 1, or a fixed size > 1 against anything
 // (the only size a successful run can have).
@@ -98,9 +102,12 @@ class Inference {
       SymShape s;
       for (size_t i = 0; i < vt.shape.size(); ++i) {
         const Dim& d = vt.shape[i];
-        if (d.is_fixed()) s.push_back(fixed_dim(d.value));
-        else if (!d.symbol.empty()) s.push_back(sym_dim("in:" + d.symbol));
-        else s.push_back(sym_dim(str_cat("in?", g_.values[static_cast<size_t>(id)].name, ":", i)));
+        if (d.is_fixed())
+          s.push_back(fixed_dim(d.value));
+        else if (!d.symbol.empty())
+          s.push_back(sym_dim("in:" + d.symbol));
+        else
+          s.push_back(sym_dim(str_cat("in?", g_.values[static_cast<size_t>(id)].name, ":", i)));
       }
       set_shape(id, std::move(s));
     }
@@ -109,14 +116,40 @@ class Inference {
   void visit(const ir::Node& n) {
     if (n.outputs.empty() || n.outputs[0] == ir::kNoValue) return;
     const int y = n.outputs[0];
-    static const std::set<std::string> kSameShape = {
-        "Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "HardSwish", "Erf",
-        "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Identity", "Dropout", "Softmax",
-        "LogSoftmax", "LayerNormalization", "BatchNormalization", "InstanceNormalization",
-        "Floor", "Ceil", "Round", "Sign", "Elu", "Selu", "Softplus", "Not", "Gelu", "Cast"};
-    static const std::set<std::string> kBroadcast = {"Add", "Sub", "Mul", "Div", "Pow",
+    static const std::set<std::string> kSameShape = {"Relu",
+                                                     "Clip",
+                                                     "Sigmoid",
+                                                     "Tanh",
+                                                     "LeakyRelu",
+                                                     "HardSigmoid",
+                                                     "HardSwish",
+                                                     "Erf",
+                                                     "Sqrt",
+                                                     "Exp",
+                                                     "Log",
+                                                     "Neg",
+                                                     "Abs",
+                                                     "Reciprocal",
+                                                     "Identity",
+                                                     "Dropout",
+                                                     "Softmax",
+                                                     "LogSoftmax",
+                                                     "LayerNormalization",
+                                                     "BatchNormalization",
+                                                     "InstanceNormalization",
+                                                     "Floor",
+                                                     "Ceil",
+                                                     "Round",
+                                                     "Sign",
+                                                     "Elu",
+                                                     "Selu",
+                                                     "Softplus",
+                                                     "Not",
+                                                     "Gelu",
+                                                     "Cast"};
+    static const std::set<std::string> kBroadcast = {"Add",   "Sub",  "Mul",     "Div", "Pow",
                                                      "Equal", "Less", "Greater", "And", "Or",
-                                                     "Where", "Max", "Min", "Sum", "PRelu"};
+                                                     "Where", "Max",  "Min",     "Sum", "PRelu"};
     const std::string& op = n.op_type;
     const bool onnx = n.domain.empty(), ours = n.domain == "com.osprey";
     if (!onnx && !ours) return;
@@ -224,8 +257,8 @@ class Inference {
     if (!window_attrs(n, nd, &strides, &dil, &pads)) return;
     const std::string ap = attr_string(n, "auto_pad", "NOTSET");
     for (size_t i = 0; i < nd; ++i)
-      out.push_back(window_dim(x[i + 2], kernel[i], strides[i], dil[i], pads[i], pads[i + nd], ap,
-                               false));
+      out.push_back(
+          window_dim(x[i + 2], kernel[i], strides[i], dil[i], pads[i], pads[i + nd], ap, false));
     set_shape(y, std::move(out));
   }
 
@@ -299,7 +332,8 @@ class Inference {
       if (!x_known) return set_shape(y, std::move(out));
       for (const SymDim& d : shape(in(n, 0))) total = d.fixed() ? total * d.value : -1;
       for (size_t i = 0; i < out.size(); ++i)
-        if (static_cast<int>(i) != infer) rest = out[i].fixed() && rest >= 0 ? rest * out[i].value : -1;
+        if (static_cast<int>(i) != infer)
+          rest = out[i].fixed() && rest >= 0 ? rest * out[i].value : -1;
       if (total >= 0 && rest > 0 && total % rest == 0)
         out[static_cast<size_t>(infer)] = fixed_dim(total / rest);
     }
@@ -340,7 +374,8 @@ class Inference {
       }
       SymShape out;
       size_t k = 0;
-      for (int64_t i = 0; i < r; ++i) out.push_back(at[static_cast<size_t>(i)] ? fixed_dim(1) : s[k++]);
+      for (int64_t i = 0; i < r; ++i)
+        out.push_back(at[static_cast<size_t>(i)] ? fixed_dim(1) : s[k++]);
       set_shape(y, std::move(out));
     } else {
       if (axes.empty()) return;  // squeezes every 1: unknown for symbolic dims
@@ -466,8 +501,10 @@ class Inference {
     const bool keep = attr_int(n, "keepdims", 1) != 0;
     SymShape out;
     for (size_t i = 0; i < x.size(); ++i) {
-      if (!red[i]) out.push_back(x[i]);
-      else if (keep) out.push_back(fixed_dim(1));
+      if (!red[i])
+        out.push_back(x[i]);
+      else if (keep)
+        out.push_back(fixed_dim(1));
     }
     set_shape(y, std::move(out));
   }

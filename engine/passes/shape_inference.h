@@ -30,10 +30,10 @@ struct SymDim {
 using SymShape = std::vector<SymDim>;
 
 struct ShapeFacts {
-  std::vector<bool> has_shape;            // rank known (dims may still be unknown)
-  std::vector<SymShape> shapes;           // by value id
-  std::vector<bool> has_contents;         // int64 tensor of rank <= 1 with known contents
-  std::vector<SymShape> contents;         // its elements (may be symbolic)
+  std::vector<bool> has_shape;     // rank known (dims may still be unknown)
+  std::vector<SymShape> shapes;    // by value id
+  std::vector<bool> has_contents;  // int64 tensor of rank <= 1 with known contents
+  std::vector<SymShape> contents;  // its elements (may be symbolic)
   // True when both shapes are known to be equal, dim by dim.
   bool same_shape(int a, int b) const;
   // The fixed dims of `id`, when all are fixed.

@@ -34,7 +34,9 @@ ModelBuilder conv_then(F build) {
   return m;
 }
 
-std::vector<std::unique_ptr<Pass>> fusion() { return pass_list(make_conv_activation_fusion()); }
+std::vector<std::unique_ptr<Pass>> fusion() {
+  return pass_list(make_conv_activation_fusion());
+}
 
 void expect_fused(ModelBuilder& m, const std::string& activation, size_t nodes = 1) {
   SCOPED_TRACE(activation);

@@ -44,9 +44,9 @@ void expect_one_gelu(ModelBuilder& m, const std::string& approximate) {
   auto g = expect_pass_preserves(m.bytes(), pass_list(make_gelu_fusion()), in);
   ASSERT_TRUE(g);
   ASSERT_EQ(g->nodes.size(), 1u) << dump_graph(*g);
-  EXPECT_NE(dump_graph(*g).find("com.osprey.Gelu 'last': x -> y  approximate=\"" + approximate +
-                                "\""),
-            std::string::npos)
+  EXPECT_NE(
+      dump_graph(*g).find("com.osprey.Gelu 'last': x -> y  approximate=\"" + approximate + "\""),
+      std::string::npos)
       << dump_graph(*g);
   expect_session_levels_agree(m.bytes(), in, 2);
 }

@@ -31,8 +31,14 @@ TEST(MatMulAddFusionTest, BiasResidualAndActivationBecomeOneNode) {
   // BERT's output projection: x[N,S,6] . W[6,6] + b, + x, then (here) Relu.
   ModelBuilder m;
   m.input("x", kF, {-1, -1, 6}).output("y");
-  m.proto().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
-      ->mutable_shape()->mutable_dim(1)->set_dim_param("seq");
+  m.proto()
+      .mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(1)
+      ->set_dim_param("seq");
   m.initializer("W", {6, 6}, values(36, -0.4f, 0.11f));
   m.initializer("b", {6}, values(6, 0.2f, -0.1f));
   m.node("MatMul", {"x", "W"}, {"mm"}, "proj");
@@ -65,8 +71,8 @@ TEST(MatMulAddFusionTest, GemmWithTransposedBAndRowBias) {
   ASSERT_TRUE(g);
   ASSERT_EQ(g->nodes.size(), 1u) << dump_graph(*g);
   const std::string d = dump_graph(*g);
-  EXPECT_NE(d.find("FusedMatMul 'fc': x, W, C_flat, \"\" -> y  activation=\"Clip\" "
-                   "activation_params=[-0.5,0.5] trans_b=1"),
+  EXPECT_NE(d.find("FusedMatMul 'fc': x, W, C_flat, \"\" -> y  activation=\"Clip\"  "
+                   "activation_params=[-0.5,0.5]  trans_b=1"),
             std::string::npos)
       << d;
   expect_session_levels_agree(m.bytes(), in, 2);

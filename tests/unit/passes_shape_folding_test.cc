@@ -35,7 +35,9 @@ ModelBuilder bert_like(std::vector<int64_t> dims) {
     m.node("Unsqueeze", {"d" + k, "axes"}, {"u" + k});
   }
   int64_initializer(m, "heads", {2}, {2, 4});
-  m.node("Concat", {"u0", "u1", "heads"}, {"target"}).add_attribute()->CopyFrom(int_attr("axis", 0));
+  m.node("Concat", {"u0", "u1", "heads"}, {"target"})
+      .add_attribute()
+      ->CopyFrom(int_attr("axis", 0));
   m.node("Reshape", {"h", "target"}, {"y"});
   m.node("Identity", {"d2"}, {"last"});
   return m;

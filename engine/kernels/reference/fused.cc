@@ -28,8 +28,19 @@ Status layer_normalization(KernelContext& ctx);  // normalization.cc
 
 namespace {
 
-enum class Act { kNone, kRelu, kClip, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh,
-                 kSilu, kGelu, kGeluTanh };
+enum class Act {
+  kNone,
+  kRelu,
+  kClip,
+  kLeakyRelu,
+  kSigmoid,
+  kHardSigmoid,
+  kHardSwish,
+  kTanh,
+  kSilu,
+  kGelu,
+  kGeluTanh
+};
 
 struct Activation {
   Act kind = Act::kNone;
@@ -43,11 +54,16 @@ Status read_activation(const KernelContext& ctx, Activation* act) {
     size_t params;
   };
   static const Entry kActs[] = {
-      {"", Act::kNone, 0},           {"Relu", Act::kRelu, 0},
-      {"Clip", Act::kClip, 2},       {"LeakyRelu", Act::kLeakyRelu, 1},
-      {"Sigmoid", Act::kSigmoid, 0}, {"HardSigmoid", Act::kHardSigmoid, 2},
-      {"HardSwish", Act::kHardSwish, 0}, {"Tanh", Act::kTanh, 0},
-      {"Silu", Act::kSilu, 0},       {"Gelu", Act::kGelu, 0},
+      {"", Act::kNone, 0},
+      {"Relu", Act::kRelu, 0},
+      {"Clip", Act::kClip, 2},
+      {"LeakyRelu", Act::kLeakyRelu, 1},
+      {"Sigmoid", Act::kSigmoid, 0},
+      {"HardSigmoid", Act::kHardSigmoid, 2},
+      {"HardSwish", Act::kHardSwish, 0},
+      {"Tanh", Act::kTanh, 0},
+      {"Silu", Act::kSilu, 0},
+      {"Gelu", Act::kGelu, 0},
       {"GeluTanh", Act::kGeluTanh, 0},
   };
   const std::string name = ctx.attr_string("activation", "");
