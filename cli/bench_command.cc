@@ -162,12 +162,14 @@ Action add_bench_command(CLI::App& app) {
                   "Worker threads (0 = engine default); a list (1,2,4) sweeps them in comparison mode")
       ->check(non_negative_integer())
       ->delimiter(',')
+      ->allow_extra_args(false)
       ->default_str("0");
   cmd->add_option("-b,--batch", args->batches,
                   "First dim of generated inputs whose first dim is symbolic; counts toward throughput; a "
                   "list (1,8) sweeps it")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->delimiter(',')
+      ->allow_extra_args(false)
       ->default_str("1");
   cmd->add_option("-w,--warmup", args->warmup, "Untimed runs before measuring")
       ->check(CLI::Range(0, 1000000))
@@ -182,11 +184,13 @@ Action add_bench_command(CLI::App& app) {
   cmd->add_option("--frameworks", args->frameworks,
                   "Compare these frameworks (osprey in process; others through bench/peers/<name>.py), "
                   "e.g. osprey,onnxruntime,openvino")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);
   cmd->add_option("--out", args->out, "Directory for results.csv, results.json, summary.md, inputs and outputs");
   cmd->add_option("--precision", args->precisions, "fp32 and/or fast (each framework's safe reduced precision)")
       ->check(CLI::IsMember({"fp32", "fast"}))
       ->delimiter(',')
+      ->allow_extra_args(false)
       ->default_str("fp32");
   cmd->add_option("--inputs", args->inputs_dir, "Directory of <input name>.npy files fed to every framework");
   cmd->add_option("--python", args->python, "Python interpreter for peer adapters (default: <repo>/.venv/bin/python)");

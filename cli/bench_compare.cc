@@ -30,7 +30,10 @@ struct ShapeSet {
 
 std::string dims_text(const Shape& s) {
   std::string t;
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? "x" : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) t += 'x';
+    t += std::to_string(s[i]);
+  }
   return t;
 }
 
@@ -101,8 +104,7 @@ std::vector<std::pair<std::string, std::string>> files_in_dir(const std::string&
 
 // Writes the inputs of one (model, shape set, batch) group and returns their descriptions.
 Result<std::vector<bench::InputDesc>> write_inputs(const Session& session, const BenchArgs& args,
-                                                   const ShapeSet& set, int64_t batch, const CLI::App* cmd,
-                                                   const std::string& dir) {
+                                                   const ShapeSet& set, int64_t batch, const std::string& dir) {
   OSPREY_ASSIGN_OR_RETURN(InputSpec spec, make_input_spec(args.in));
   spec.shapes = set.shapes;
   spec.batch = batch;
@@ -140,6 +142,8 @@ Result<std::vector<bench::InputDesc>> write_inputs(const Session& session, const
 Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
   if (args.out.empty())
     return invalid_argument("--out DIR is required to compare frameworks or sweep settings (reports go there)");
+  if (args.json)
+    return invalid_argument("--json is for the single-model mode; a comparison writes results.json into --out");
   std::vector<std::string> frameworks = args.frameworks.empty() ? std::vector<std::string>{"osprey"} : args.frameworks;
   OSPREY_RETURN_IF_ERROR(check_framework_names(frameworks));
   // Without --threads every framework gets what the affinity mask and cgroup quota allow
@@ -194,7 +198,7 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
       for (int64_t batch : args.batches) {
         const std::string dir = out + "/inputs/m" + std::to_string(mi) + "_s" + std::to_string(si) + "_b" +
                                 std::to_string(batch);
-        auto descs = write_inputs(*probe.session, args, sets[si], batch, cmd, dir);
+        auto descs = write_inputs(*probe.session, args, sets[si], batch, dir);
         if (!descs.ok()) return descs.status().with_context(model);
         for (int t : threads)
           for (const auto& p : args.precisions) {

@@ -66,7 +66,7 @@ def main():
 
     # 1. Osprey against the real onnxruntime adapter, plus a framework with no adapter.
     out = tmp / "real"
-    rc, so, se = bench(osprey, str(model), "--frameworks", "osprey,onnxruntime,nosuchfw", "--threads", "1",
+    rc, so, se = bench(osprey, "--frameworks", "osprey,onnxruntime,nosuchfw", str(model), "--threads", "1",
                        "--batch", "1,2", "--warmup", "1", "--iterations", "6", "--window", "3", "--out", str(out))
     check(rc == 0, f"real run exits 0 (rc {rc}, stderr {se[-800:]})")
     if rc == 0:
@@ -129,6 +129,8 @@ def main():
     check(rc != 0 and "--out" in se, f"--frameworks without --out is refused: {se}")
     rc, so, se = bench(osprey, str(model), "--frameworks", "Bad Name", "--out", str(tmp / "x"))
     check(rc != 0 and "not a framework name" in se, f"bad framework name refused: {se}")
+    rc, so, se = bench(osprey, str(model), "--out", str(tmp / "y"), "--json")
+    check(rc != 0 and "--json" in se, f"--json in comparison mode refused: {se}")
 
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed", file=sys.stderr)
