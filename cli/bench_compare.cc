@@ -137,6 +137,35 @@ Result<std::vector<bench::InputDesc>> write_inputs(const Session& session, const
   return descs;
 }
 
+bool has_file_inputs(const BenchArgs& args) { return !args.in.inputs.empty() || !args.inputs_dir.empty(); }
+
+// Inputs exactly as given in files (--input NAME=FILE, every *.npy in --inputs DIR), for a model
+// whose declared inputs Osprey cannot read.
+Result<std::vector<bench::InputDesc>> copy_file_inputs(const BenchArgs& args, const std::string& dir) {
+  OSPREY_ASSIGN_OR_RETURN(auto files, parse_input_options(args.in.inputs));
+  if (!args.inputs_dir.empty()) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(args.inputs_dir, ec)) {
+      if (e.path().extension() != ".npy") continue;
+      const std::string name = e.path().stem().string();
+      bool given = false;
+      for (const auto& f : files) given |= f.first == name;
+      if (!given) files.emplace_back(name, e.path().string());
+    }
+    if (ec) return not_found("--inputs ", args.inputs_dir, ": ", ec.message());
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return invalid_argument("cannot create ", dir, ": ", ec.message());
+  std::vector<bench::InputDesc> descs;
+  for (const auto& [name, path] : files) {
+    OSPREY_ASSIGN_OR_RETURN(Tensor t, read_npy(path));
+    OSPREY_RETURN_IF_ERROR(write_npy(dir + "/" + name + ".npy", t));
+    descs.push_back({name, t.dtype(), t.shape(), "file " + path});
+  }
+  return descs;
+}
+
 }  // namespace
 
 Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
@@ -191,14 +220,26 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
     st.models.push_back(model);
     SessionOptions probe_options;
     probe_options.threads = threads.empty() ? 0 : 1;
-    OSPREY_ASSIGN_OR_RETURN(LoadedModel probe, load_model(model, probe_options));
-    if (threads.empty()) threads.push_back(std::max(1, probe.session->options().threads));
+    // The model's declared inputs come from Osprey's loader. When Osprey cannot load the model,
+    // inputs given as files still let the other frameworks run (Osprey's rows then say why).
+    auto probe = load_model(model, probe_options);
+    if (!probe.ok() && !has_file_inputs(args))
+      return probe.status().with_context(
+          "reading the model's declared inputs (to benchmark other frameworks on a model Osprey cannot load, "
+          "give every input as a file with --inputs DIR or --input NAME=FILE.npy)");
+    if (!probe.ok() && (sets.size() > 1 || !sets[0].shapes.empty() || args.batches != std::vector<int64_t>{1}))
+      return invalid_argument(model, ": Osprey cannot load it (", probe.status().message(),
+                              "), so inputs come from files as they are: --shape and --batch sweeps are not possible");
+    if (threads.empty())
+      threads.push_back(probe.ok() ? std::max(1, probe->session->options().threads)
+                                   : std::max(1, bench::capture_environment(1).affinity_count));
     st.threads = threads;
     for (size_t si = 0; si < sets.size(); ++si) {
       for (int64_t batch : args.batches) {
         const std::string dir = out + "/inputs/m" + std::to_string(mi) + "_s" + std::to_string(si) + "_b" +
                                 std::to_string(batch);
-        auto descs = write_inputs(*probe.session, args, sets[si], batch, dir);
+        auto descs = probe.ok() ? write_inputs(*probe->session, args, sets[si], batch, dir)
+                                : copy_file_inputs(args, dir);
         if (!descs.ok()) return descs.status().with_context(model);
         for (int t : threads)
           for (const auto& p : args.precisions) {

@@ -124,7 +124,34 @@ def main():
         check(by[("fake_ok", "fp32")]["status"] == "ok", "fake peer measured")
         check("not supported by this build" in md, "Markdown shows the unsupported precision")
 
-    # 3. Usage errors are one clear line.
+    # 3. A model Osprey cannot load (com.microsoft Inverse, an onnxruntime contrib op): with the
+    #    inputs given as files the others still run and Osprey's rows say why.
+    import numpy as np
+    from onnx import TensorProto, helper, save
+    inv = tmp / "inverse.onnx"
+    graph = helper.make_graph([helper.make_node("Inverse", ["x"], ["y"], domain="com.microsoft")], "inv",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)]),
+         str(inv))
+    feeds = tmp / "inv_inputs"
+    feeds.mkdir()
+    np.save(feeds / "x.npy", np.array([[2, 0], [0, 4]], dtype=np.float32))
+    out = tmp / "inverse"
+    rc, so, se = bench(osprey, str(inv), "--frameworks", "osprey,onnxruntime", "--inputs", str(feeds), "--threads", "1",
+                       "--warmup", "1", "--iterations", "3", "--out", str(out))
+    check(rc == 0, f"unloadable-model run exits 0 (rc {rc}, stderr {se[-800:]})")
+    if rc == 0:
+        rows, report, md = load_reports(out)
+        by = {r["framework"]: r for r in rows}
+        check(by["osprey"]["status"] == "load_failed" and "Inverse" in by["osprey"]["reason"],
+              f"osprey's failure names the op: {by['osprey']}")
+        check(by["onnxruntime"]["status"] == "ok" or by["onnxruntime"]["reason"] != "",
+              f"onnxruntime measured or explained: {by['onnxruntime']}")
+    rc, so, se = bench(osprey, str(inv), "--frameworks", "osprey,onnxruntime", "--out", str(tmp / "inv2"))
+    check(rc != 0 and "--inputs" in se, f"without input files the error says how to proceed: {se}")
+
+    # 4. Usage errors are one clear line.
     rc, so, se = bench(osprey, str(model), "--frameworks", "osprey")
     check(rc != 0 and "--out" in se, f"--frameworks without --out is refused: {se}")
     rc, so, se = bench(osprey, str(model), "--frameworks", "Bad Name", "--out", str(tmp / "x"))
