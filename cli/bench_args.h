@@ -33,6 +33,7 @@ struct BenchArgs {
   int window = 20;
   int max_windows = 30;
   double tolerance_pct = 10;
+  std::vector<std::string> peer_options;  // FRAMEWORK:KEY=VALUE
 };
 
 // The comparison: every model x shape set x batch x threads x precision, for every framework,

@@ -46,7 +46,7 @@ struct BenchResult {
 // Options that only the comparison mode understands; any of them selects it.
 bool wants_comparison(const BenchArgs& args, const CLI::App* cmd) {
   for (const char* opt : {"--frameworks", "--out", "--precision", "--inputs", "--python", "--peers-dir",
-                          "--reference", "--peer-timeout", "--window", "--max-windows", "--stability-tolerance"})
+                          "--reference", "--peer-timeout", "--peer-option", "--window", "--max-windows", "--stability-tolerance"})
     if (cmd->count(opt) > 0) return true;
   return args.models.size() > 1 || args.threads.size() > 1 || args.batches.size() > 1;
 }
@@ -210,6 +210,11 @@ Action add_bench_command(CLI::App& app) {
                   "Percent: stable when the last 3 windows' p50 are within this of their mean")
       ->check(CLI::Range(0.01, 1000.0))
       ->capture_default_str();
+  cmd->add_option("--peer-option", args->peer_options,
+                  "An adapter option for one framework's load requests, e.g. openvino:performance_hint=THROUGHPUT "
+                  "(repeatable; see bench/peers/README.md)")
+      ->type_name("FRAMEWORK:KEY=VALUE")
+      ->allow_extra_args(false);
   return [args, cmd]() -> Status {
     if (wants_comparison(*args, cmd)) return bench_compare(*args, cmd);
     return bench_single(*args, cmd);

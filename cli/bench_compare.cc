@@ -16,6 +16,7 @@
 #include "core/peer_process.h"
 #include "core/reports.h"
 #include "core/schedule.h"
+#include "format.h"
 #include "osprey/npy.h"
 
 namespace osprey::cli {
@@ -137,6 +138,32 @@ Result<std::vector<bench::InputDesc>> write_inputs(const Session& session, const
   return descs;
 }
 
+// --peer-option FRAMEWORK:KEY=VALUE... -> framework -> JSON object of string values.
+Result<std::map<std::string, std::string>> peer_options_json(const std::vector<std::string>& values,
+                                                             const std::vector<std::string>& frameworks) {
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_fw;
+  for (const auto& v : values) {
+    const auto colon = v.find(':');
+    if (colon == std::string::npos || colon == 0)
+      return invalid_argument("--peer-option '", v, "': expected FRAMEWORK:KEY=VALUE");
+    const std::string fw = v.substr(0, colon);
+    OSPREY_ASSIGN_OR_RETURN(auto kv, parse_assignment(v.substr(colon + 1), "--peer-option"));
+    bool listed = false;
+    for (const auto& f : frameworks) listed |= f == fw;
+    if (!listed) return invalid_argument("--peer-option '", v, "': ", fw, " is not in --frameworks");
+    if (fw == "osprey") return invalid_argument("--peer-option '", v, "': osprey runs in process and takes no adapter options");
+    by_fw[fw].push_back(kv);
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& [fw, kvs] : by_fw) {
+    std::string j = "{";
+    for (size_t i = 0; i < kvs.size(); ++i)
+      j += (i ? "," : "") + json_string(kvs[i].first) + ":" + json_string(kvs[i].second);
+    out[fw] = j + "}";
+  }
+  return out;
+}
+
 bool has_file_inputs(const BenchArgs& args) { return !args.in.inputs.empty() || !args.inputs_dir.empty(); }
 
 // Inputs exactly as given in files (--input NAME=FILE, every *.npy in --inputs DIR), for a model
@@ -181,6 +208,7 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
   for (int t : threads)
     if (t < 1) return invalid_argument("--threads: give thread counts >= 1 so every framework gets the same number");
   OSPREY_ASSIGN_OR_RETURN(std::vector<ShapeSet> sets, shape_sets(args.in.shapes));
+  OSPREY_ASSIGN_OR_RETURN(auto load_options, peer_options_json(args.peer_options, frameworks));
 
   BenchReport report;
   report.osprey_version = OSPREY_VERSION;
@@ -209,6 +237,7 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
   st.python = args.python.empty() ? std::string(OSPREY_SOURCE_DIR) + "/.venv/bin/python" : args.python;
   st.peers_dir = args.peers_dir.empty() ? std::string(OSPREY_SOURCE_DIR) + "/bench/peers" : args.peers_dir;
   st.peer_timeout_s = args.peer_timeout_s;
+  st.peer_options = args.peer_options;
 
   std::error_code ec;
   const std::string out = fs::absolute(args.out, ec).lexically_normal().string();
@@ -283,6 +312,7 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
   oo.plan = st.plan;
   oo.reference = args.reference;
   oo.work_dir = out;
+  oo.load_options_json = load_options;
   auto progress = bench::ProgressBar::for_stderr(report.cells.size());
   const auto start = std::chrono::steady_clock::now();
   OSPREY_RETURN_IF_ERROR(bench::run_benchmark(runners, oo, &report, &progress));

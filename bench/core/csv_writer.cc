@@ -23,7 +23,6 @@ std::string num(double v) {
 }
 
 std::string opt_num(double v) { return v < 0 ? "" : num(v); }
-std::string opt_int(int64_t v) { return v < 0 ? "" : std::to_string(v); }
 
 }  // namespace
 
@@ -48,7 +47,10 @@ std::vector<std::string> csv_columns() {
 std::string csv_report(const BenchReport& report) {
   std::string out;
   const auto cols = csv_columns();
-  for (size_t i = 0; i < cols.size(); ++i) out += (i ? "," : "") + cols[i];
+  for (size_t i = 0; i < cols.size(); ++i) {
+    if (i) out += ',';
+    out += cols[i];
+  }
   out += "\n";
   for (const auto& m : report.measurements) {
     const Cell& c = report.cells[m.cell];
@@ -76,7 +78,10 @@ std::string csv_report(const BenchReport& report) {
         m.rss_bytes < 0 ? "" : num(static_cast<double>(m.rss_bytes) / (1 << 20)),
         m.peak_rss_bytes < 0 ? "" : num(static_cast<double>(m.peak_rss_bytes) / (1 << 20)), m.agreement_reference,
         opt_num(max_abs), opt_num(max_rel), cos > 1 ? "" : num(cos), top1 > 1 ? "" : num(top1)};
-    for (size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + csv_field(row[i]);
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i) out += ',';
+      out += csv_field(row[i]);
+    }
     out += "\n";
   }
   return out;

@@ -77,6 +77,7 @@ void settings(Writer& w, const BenchSettings& s) {
   key(w, "python"), str(w, s.python);
   key(w, "peers_dir"), str(w, s.peers_dir);
   key(w, "peer_timeout_s"), num(w, s.peer_timeout_s);
+  key(w, "peer_options"), strings(w, s.peer_options);
   w.EndObject();
 }
 

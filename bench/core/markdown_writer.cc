@@ -142,6 +142,7 @@ std::string markdown_report(const BenchReport& r) {
       break;
   }
   md += "- frameworks interleaved window by window (A B A B) so machine drift hits all alike\n";
+  for (const auto& o : st.peer_options) md += "- adapter option: `" + o + "`\n";
   return md;
 }
 

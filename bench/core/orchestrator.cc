@@ -145,6 +145,8 @@ Status run_benchmark(const std::vector<FrameworkRunner*>& runners, const Orchest
       req.batch = cell.batch;
       req.inputs = cell.inputs;
       req.work_dir = options.work_dir + "/work/" + m.framework;
+      if (auto it = options.load_options_json.find(m.framework); it != options.load_options_json.end())
+        req.options_json = it->second;
       if (Status s = make_dir(req.work_dir); !s.ok()) return s;
       auto load = runners[f]->load(req);
       if (!load.ok()) {

@@ -9,6 +9,7 @@
 // inputs and they are compared with the reference framework's (agreement.h).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct OrchestratorOptions {
   std::string reference = "osprey";  // falls back to the first framework with outputs in a cell
   std::string work_dir;              // per-framework scratch (converted models) and outputs
   bool compare_outputs = true;
+  // Per framework: the "options" object of its load requests (adapter-specific, e.g.
+  // {"performance_hint":"THROUGHPUT"}); "{}" when absent.
+  std::map<std::string, std::string> load_options_json;
 };
 
 // Fills report->frameworks and report->measurements (cells x frameworks, cell-major) for

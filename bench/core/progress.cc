@@ -15,9 +15,10 @@ ProgressBar::~ProgressBar() { finish(); }
 std::string ProgressBar::render(size_t done, size_t total, const std::string& label, size_t width) {
   done = std::min(done, total);
   const size_t filled = total == 0 ? width : done * width / total;
-  std::string s = "[" + std::string(filled, '#') + std::string(width - filled, '.') + "] " +
-                  std::to_string(done) + "/" + std::to_string(total);
-  if (!label.empty()) s += " " + (label.size() > 50 ? label.substr(0, 47) + "..." : label);
+  std::string s = "[";
+  s.append(filled, '#').append(width - filled, '.').append("] ");
+  s.append(std::to_string(done)).append("/").append(std::to_string(total));
+  if (!label.empty()) s.append(" ").append(label.size() > 50 ? label.substr(0, 47) + "..." : label);
   return s;
 }
 

@@ -92,6 +92,7 @@ struct BenchSettings {
   std::string python;
   std::string peers_dir;
   double peer_timeout_s = 0;
+  std::vector<std::string> peer_options;  // "framework:key=value" as given
 };
 
 struct BenchReport {

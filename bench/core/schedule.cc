@@ -18,8 +18,10 @@ std::vector<CellCoord> make_cell_grid(size_t models, size_t shape_sets, const st
 std::string cell_id(const CellCoord& c) {
   std::string p;
   for (char ch : c.precision) p += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-  return "m" + std::to_string(c.model) + "_s" + std::to_string(c.shape_set) + "_b" + std::to_string(c.batch) +
-         "_t" + std::to_string(c.threads) + "_" + p;
+  std::string id = "m";
+  id.append(std::to_string(c.model)).append("_s").append(std::to_string(c.shape_set));
+  id.append("_b").append(std::to_string(c.batch)).append("_t").append(std::to_string(c.threads));
+  return id.append("_").append(p);
 }
 
 std::vector<size_t> next_round(const std::vector<bool>& wants_turn) {

@@ -124,6 +124,17 @@ def main():
         check(by[("fake_ok", "fp32")]["status"] == "ok", "fake peer measured")
         check("not supported by this build" in md, "Markdown shows the unsupported precision")
 
+    out = tmp / "opts"
+    rc, so, se = bench(osprey, str(model), "--frameworks", "osprey,onnxruntime", "--peer-option",
+                       "onnxruntime:no_such_option=1", "--threads", "1", "--iterations", "2", "--out", str(out))
+    check(rc == 0, f"peer-option run exits 0 (rc {rc}, stderr {se[-800:]})")
+    if rc == 0:
+        rows, report, md = load_reports(out)
+        ort = [r for r in rows if r["framework"] == "onnxruntime"][0]
+        check(ort["status"] == "load_failed" and "no_such_option" in ort["reason"],
+              f"the adapter option reached onnxruntime's adapter: {ort}")
+        check(report["settings"]["peer_options"] == ["onnxruntime:no_such_option=1"], "peer options recorded")
+
     # 3. A model Osprey cannot load (com.microsoft Inverse, an onnxruntime contrib op): with the
     #    inputs given as files the others still run and Osprey's rows say why.
     import numpy as np
@@ -156,6 +167,8 @@ def main():
     check(rc != 0 and "--out" in se, f"--frameworks without --out is refused: {se}")
     rc, so, se = bench(osprey, str(model), "--frameworks", "Bad Name", "--out", str(tmp / "x"))
     check(rc != 0 and "not a framework name" in se, f"bad framework name refused: {se}")
+    rc, so, se = bench(osprey, str(model), "--out", str(tmp / "z"), "--peer-option", "onnxruntime:k=v")
+    check(rc != 0 and "not in --frameworks" in se, f"--peer-option for an unlisted framework refused: {se}")
     rc, so, se = bench(osprey, str(model), "--out", str(tmp / "y"), "--json")
     check(rc != 0 and "--json" in se, f"--json in comparison mode refused: {se}")
 

@@ -19,6 +19,7 @@ class FakeRunner : public FrameworkRunner {
   int fail_on_timed_window = -1;         // 0-based timed window that fails
   std::vector<double> window_latency_us = {1000};  // latency of window i (last repeats)
   std::vector<float> output = {1, 2, 3};
+  std::string last_options_json;
 
   const std::string& name() const override { return name_; }
   Result<HelloReply> hello() override {
@@ -33,6 +34,7 @@ class FakeRunner : public FrameworkRunner {
   Result<LoadReply> load(const LoadRequest& req) override {
     log_->push_back(name_ + ":load t" + std::to_string(req.threads) + " " + req.precision);
     calls_ = 0;
+    last_options_json = req.options_json;
     if (fail_load) return unimplemented("unsupported op Foo");
     LoadReply r;
     r.load_ms = 12.5;

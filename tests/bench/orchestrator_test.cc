@@ -138,6 +138,17 @@ TEST(BenchOrchestrator, OutputsAreComparedWithTheReference) {
   EXPECT_NE(r.measurements[2].agreement[0].note.find("shape"), std::string::npos);
 }
 
+TEST(BenchOrchestrator, LoadOptionsGoToTheirFrameworkOnly) {
+  std::vector<std::string> log;
+  FakeRunner a("a", &log), b("b", &log);
+  BenchReport r = report_with_cells(1);
+  OrchestratorOptions o = iterations_plan(2, 2, temp_dir("opts"));
+  o.load_options_json["b"] = "{\"performance_hint\":\"THROUGHPUT\"}";
+  ASSERT_TRUE(run_benchmark({&a, &b}, o, &r, nullptr).ok());
+  EXPECT_EQ(a.last_options_json, "{}");
+  EXPECT_EQ(b.last_options_json, "{\"performance_hint\":\"THROUGHPUT\"}");
+}
+
 TEST(BenchOrchestrator, BadOptionsAreErrors) {
   std::vector<std::string> log;
   FakeRunner a("a", &log);
