@@ -45,8 +45,9 @@ struct BenchResult {
 
 // Options that only the comparison mode understands; any of them selects it.
 bool wants_comparison(const BenchArgs& args, const CLI::App* cmd) {
-  for (const char* opt : {"--frameworks", "--out", "--precision", "--inputs", "--python", "--peers-dir",
-                          "--reference", "--peer-timeout", "--peer-option", "--window", "--max-windows", "--stability-tolerance"})
+  for (const char* opt : {"--frameworks", "--out", "--precision", "--inputs", "--python",
+                          "--peers-dir", "--reference", "--peer-timeout", "--peer-option",
+                          "--window", "--max-windows", "--stability-tolerance"})
     if (cmd->count(opt) > 0) return true;
   return args.models.size() > 1 || args.threads.size() > 1 || args.batches.size() > 1;
 }
@@ -61,13 +62,16 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(model, options));
   const Session& session = *m.session;
   spec.generator.max_elements = session.options().max_tensor_elements;
-  OSPREY_ASSIGN_OR_RETURN(std::vector<PreparedInput> prepared, prepare_inputs(session.inputs(), spec));
+  OSPREY_ASSIGN_OR_RETURN(std::vector<PreparedInput> prepared,
+                          prepare_inputs(session.inputs(), spec));
   bool applied = false;
   for (const auto& p : prepared) applied |= p.batch_applied;
   if (cmd->count("--batch") > 0 && batch != 1 && !applied) {
     std::string decl;
-    for (const auto& i : session.inputs()) decl += (decl.empty() ? "" : ", ") + i.name + ": " + format_info(i);
-    return invalid_argument("--batch ", batch, ": no generated input has a symbolic first dimension (",
+    for (const auto& i : session.inputs())
+      decl += (decl.empty() ? "" : ", ") + i.name + ": " + format_info(i);
+    return invalid_argument("--batch ", batch,
+                            ": no generated input has a symbolic first dimension (",
                             decl.empty() ? "no inputs" : decl, ")");
   }
   std::vector<NamedTensor> feeds;
@@ -75,7 +79,9 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
 
   for (int i = 0; i < args.warmup; ++i) {
     auto r = session.run(feeds);
-    if (!r.ok()) return run_failure(r.status(), prepared, "run failed (warmup run " + std::to_string(i + 1) + ")");
+    if (!r.ok())
+      return run_failure(r.status(), prepared,
+                         "run failed (warmup run " + std::to_string(i + 1) + ")");
   }
   std::vector<double> samples;
   const auto phase_start = std::chrono::steady_clock::now();
@@ -87,19 +93,26 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
     const auto start = std::chrono::steady_clock::now();
     auto r = session.run(feeds);
     samples.push_back(ms_since(start));
-    if (!r.ok()) return run_failure(r.status(), prepared, "run failed (timed run " + std::to_string(samples.size()) + ")");
+    if (!r.ok())
+      return run_failure(r.status(), prepared,
+                         "run failed (timed run " + std::to_string(samples.size()) + ")");
   }
   BenchResult res;
   res.total_s = ms_since(phase_start) / 1000.0;
   res.latency = summarize(samples);
-  res.throughput = res.total_s > 0 ? static_cast<double>(batch) * static_cast<double>(samples.size()) / res.total_s : 0;
+  res.throughput = res.total_s > 0 ? static_cast<double>(batch) *
+                                         static_cast<double>(samples.size()) / res.total_s
+                                   : 0;
   const double rss = peak_rss_mib();
-  const int threads = session.options().threads > 0 ? session.options().threads : args.threads.front();
+  const int threads =
+      session.options().threads > 0 ? session.options().threads : args.threads.front();
   const LatencySummary& l = res.latency;
 
   if (args.json) {
     std::string j = "{";
-    auto key = [&](const char* k, const std::string& v) { j += std::string(j.size() > 1 ? ", " : "") + json_string(k) + ": " + v; };
+    auto key = [&](const char* k, const std::string& v) {
+      j += std::string(j.size() > 1 ? ", " : "") + json_string(k) + ": " + v;
+    };
     key("model", json_string(model));
     key("version", json_string(OSPREY_VERSION));
     key("threads", std::to_string(threads));
@@ -134,14 +147,15 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
   }
   std::printf("model:      %s\n", model.c_str());
   for (const auto& p : prepared)
-    std::printf("input:      %s %s (%s)\n", p.name.c_str(), format_type(p.tensor.dtype(), p.tensor.shape()).c_str(),
-                p.source.c_str());
-  std::printf("threads:    %s   batch: %lld\n", threads > 0 ? std::to_string(threads).c_str() : "engine default",
+    std::printf("input:      %s %s (%s)\n", p.name.c_str(),
+                format_type(p.tensor.dtype(), p.tensor.shape()).c_str(), p.source.c_str());
+  std::printf("threads:    %s   batch: %lld\n",
+              threads > 0 ? std::to_string(threads).c_str() : "engine default",
               static_cast<long long>(batch));
   std::printf("load:       %.2f ms\n", m.load_ms);
   std::printf("runs:       %d warmup + %zu timed in %.3f s\n", args.warmup, l.count, res.total_s);
-  std::printf("latency:    p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f  min %.3f  max %.3f ms\n", l.p50, l.p90, l.p95,
-              l.p99, l.min, l.max);
+  std::printf("latency:    p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f  min %.3f  max %.3f ms\n", l.p50,
+              l.p90, l.p95, l.p99, l.min, l.max);
   std::printf("            mean %.3f ms, stdev %.3f ms\n", l.mean, l.stdev);
   std::printf("throughput: %.1f inferences/s\n", res.throughput);
   if (rss >= 0) std::printf("peak RSS:   %.1f MiB\n", rss);
@@ -158,15 +172,17 @@ Action add_bench_command(CLI::App& app) {
       "(--frameworks osprey,onnxruntime,... --out DIR; see docs/BENCHMARKING.md)");
   cmd->add_option("MODEL", args->models, "ONNX model file(s); several need --out")->required();
   add_input_options(cmd, &args->in);
-  cmd->add_option("-t,--threads", args->threads,
-                  "Worker threads (0 = engine default); a list (1,2,4) sweeps them in comparison mode")
+  cmd->add_option(
+         "-t,--threads", args->threads,
+         "Worker threads (0 = engine default); a list (1,2,4) sweeps them in comparison mode")
       ->check(non_negative_integer())
       ->delimiter(',')
       ->allow_extra_args(false)
       ->default_str("0");
-  cmd->add_option("-b,--batch", args->batches,
-                  "First dim of generated inputs whose first dim is symbolic; counts toward throughput; a "
-                  "list (1,8) sweeps it")
+  cmd->add_option(
+         "-b,--batch", args->batches,
+         "First dim of generated inputs whose first dim is symbolic; counts toward throughput; a "
+         "list (1,8) sweeps it")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->delimiter(',')
       ->allow_extra_args(false)
@@ -177,30 +193,41 @@ Action add_bench_command(CLI::App& app) {
   cmd->add_option("-n,--iterations", args->iterations, "Timed runs")
       ->check(CLI::Range(1, 100000000))
       ->capture_default_str();
-  cmd->add_option("-d,--duration-s,--duration", args->duration_s,
-                  "Measure for this many seconds instead of a fixed number of runs (overrides --iterations)")
+  cmd->add_option(
+         "-d,--duration-s,--duration", args->duration_s,
+         "Measure for this many seconds instead of a fixed number of runs (overrides --iterations)")
       ->check(CLI::Range(0.001, 86400.0));
-  cmd->add_flag("--json", args->json, "Print exactly one JSON object instead of text (single-model mode)");
-  cmd->add_option("--frameworks", args->frameworks,
-                  "Compare these frameworks (osprey in process; others through bench/peers/<name>.py), "
-                  "e.g. osprey,onnxruntime,openvino")
+  cmd->add_flag("--json", args->json,
+                "Print exactly one JSON object instead of text (single-model mode)");
+  cmd->add_option(
+         "--frameworks", args->frameworks,
+         "Compare these frameworks (osprey in process; others through bench/peers/<name>.py), "
+         "e.g. osprey,onnxruntime,openvino")
       ->delimiter(',')
       ->allow_extra_args(false);
-  cmd->add_option("--out", args->out, "Directory for results.csv, results.json, summary.md, inputs and outputs");
-  cmd->add_option("--precision", args->precisions, "fp32 and/or fast (each framework's safe reduced precision)")
+  cmd->add_option("--out", args->out,
+                  "Directory for results.csv, results.json, summary.md, inputs and outputs");
+  cmd->add_option("--precision", args->precisions,
+                  "fp32 and/or fast (each framework's safe reduced precision)")
       ->check(CLI::IsMember({"fp32", "fast"}))
       ->delimiter(',')
       ->allow_extra_args(false)
       ->default_str("fp32");
-  cmd->add_option("--inputs", args->inputs_dir, "Directory of <input name>.npy files fed to every framework");
-  cmd->add_option("--python", args->python, "Python interpreter for peer adapters (default: <repo>/.venv/bin/python)");
-  cmd->add_option("--peers-dir", args->peers_dir, "Directory of peer adapters (default: <repo>/bench/peers)");
-  cmd->add_option("--reference", args->reference, "Framework whose outputs the others are compared with")
+  cmd->add_option("--inputs", args->inputs_dir,
+                  "Directory of <input name>.npy files fed to every framework");
+  cmd->add_option("--python", args->python,
+                  "Python interpreter for peer adapters (default: <repo>/.venv/bin/python)");
+  cmd->add_option("--peers-dir", args->peers_dir,
+                  "Directory of peer adapters (default: <repo>/bench/peers)");
+  cmd->add_option("--reference", args->reference,
+                  "Framework whose outputs the others are compared with")
       ->capture_default_str();
-  cmd->add_option("--peer-timeout", args->peer_timeout_s, "Seconds a peer may take to answer one request")
+  cmd->add_option("--peer-timeout", args->peer_timeout_s,
+                  "Seconds a peer may take to answer one request")
       ->check(CLI::Range(0.1, 86400.0))
       ->capture_default_str();
-  cmd->add_option("--window", args->window, "Timed runs per measurement window (frameworks alternate by window)")
+  cmd->add_option("--window", args->window,
+                  "Timed runs per measurement window (frameworks alternate by window)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   cmd->add_option("--max-windows", args->max_windows, "Windows before giving up on stability")
@@ -211,7 +238,8 @@ Action add_bench_command(CLI::App& app) {
       ->check(CLI::Range(0.01, 1000.0))
       ->capture_default_str();
   cmd->add_option("--peer-option", args->peer_options,
-                  "An adapter option for one framework's load requests, e.g. openvino:performance_hint=THROUGHPUT "
+                  "An adapter option for one framework's load requests, e.g. "
+                  "openvino:performance_hint=THROUGHPUT "
                   "(repeatable; see bench/peers/README.md)")
       ->type_name("FRAMEWORK:KEY=VALUE")
       ->allow_extra_args(false);

@@ -53,8 +53,9 @@ Result<std::vector<ShapeSet>> shape_sets(const std::vector<std::string>& values)
   for (const auto& [name, list] : by_name) {
     if (list.size() == 1) continue;
     if (k != 1 && list.size() != k)
-      return invalid_argument("--shape: inputs swept together must be given the same number of times (",
-                              name, " has ", list.size(), ", another input has ", k, ")");
+      return invalid_argument(
+          "--shape: inputs swept together must be given the same number of times (", name, " has ",
+          list.size(), ", another input has ", k, ")");
     k = list.size();
   }
   std::vector<ShapeSet> sets(k);
@@ -74,8 +75,10 @@ Result<std::vector<ShapeSet>> shape_sets(const std::vector<std::string>& values)
 Status check_framework_names(const std::vector<std::string>& names) {
   for (size_t i = 0; i < names.size(); ++i) {
     const auto& n = names[i];
-    if (n.empty() || n.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
-      return invalid_argument("--frameworks: '", n, "' is not a framework name (lowercase letters, digits, '_')");
+    if (n.empty() ||
+        n.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+      return invalid_argument("--frameworks: '", n,
+                              "' is not a framework name (lowercase letters, digits, '_')");
     for (size_t j = 0; j < i; ++j)
       if (names[j] == n) return invalid_argument("--frameworks: '", n, "' is listed twice");
   }
@@ -92,8 +95,8 @@ std::string now_utc() {
 }
 
 // Input files given with --inputs DIR: every <name>.npy there that names a model input.
-std::vector<std::pair<std::string, std::string>> files_in_dir(const std::string& dir,
-                                                              const std::vector<TensorInfo>& declared) {
+std::vector<std::pair<std::string, std::string>> files_in_dir(
+    const std::string& dir, const std::vector<TensorInfo>& declared) {
   std::vector<std::pair<std::string, std::string>> files;
   for (const auto& info : declared) {
     const std::string p = dir + "/" + info.name + ".npy";
@@ -105,7 +108,8 @@ std::vector<std::pair<std::string, std::string>> files_in_dir(const std::string&
 
 // Writes the inputs of one (model, shape set, batch) group and returns their descriptions.
 Result<std::vector<bench::InputDesc>> write_inputs(const Session& session, const BenchArgs& args,
-                                                   const ShapeSet& set, int64_t batch, const std::string& dir) {
+                                                   const ShapeSet& set, int64_t batch,
+                                                   const std::string& dir) {
   OSPREY_ASSIGN_OR_RETURN(InputSpec spec, make_input_spec(args.in));
   spec.shapes = set.shapes;
   spec.batch = batch;
@@ -113,25 +117,29 @@ Result<std::vector<bench::InputDesc>> write_inputs(const Session& session, const
   if (!args.inputs_dir.empty()) {
     auto more = files_in_dir(args.inputs_dir, session.inputs());
     if (more.empty())
-      return not_found("--inputs ", args.inputs_dir, ": no <input name>.npy file for any model input");
+      return not_found("--inputs ", args.inputs_dir,
+                       ": no <input name>.npy file for any model input");
     for (auto& f : more) {
       bool given = false;
       for (const auto& g : spec.files) given |= g.first == f.first;
       if (!given) spec.files.push_back(std::move(f));
     }
   }
-  OSPREY_ASSIGN_OR_RETURN(std::vector<PreparedInput> prepared, prepare_inputs(session.inputs(), spec));
+  OSPREY_ASSIGN_OR_RETURN(std::vector<PreparedInput> prepared,
+                          prepare_inputs(session.inputs(), spec));
   bool applied = false;
   for (const auto& p : prepared) applied |= p.batch_applied;
   if (batch != 1 && !applied)
-    return invalid_argument("--batch ", batch, ": no generated input has a symbolic first dimension");
+    return invalid_argument("--batch ", batch,
+                            ": no generated input has a symbolic first dimension");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return invalid_argument("cannot create ", dir, ": ", ec.message());
   std::vector<bench::InputDesc> descs;
   for (const auto& p : prepared) {
     if (p.name.find('/') != std::string::npos || p.name == "." || p.name == "..")
-      return invalid_argument("input name '", p.name, "' cannot be a file name, so peers cannot be given it");
+      return invalid_argument("input name '", p.name,
+                              "' cannot be a file name, so peers cannot be given it");
     OSPREY_RETURN_IF_ERROR(write_npy(dir + "/" + p.name + ".npy", p.tensor));
     descs.push_back({p.name, p.tensor.dtype(), p.tensor.shape(), p.source});
   }
@@ -139,8 +147,8 @@ Result<std::vector<bench::InputDesc>> write_inputs(const Session& session, const
 }
 
 // --peer-option FRAMEWORK:KEY=VALUE... -> framework -> JSON object of string values.
-Result<std::map<std::string, std::string>> peer_options_json(const std::vector<std::string>& values,
-                                                             const std::vector<std::string>& frameworks) {
+Result<std::map<std::string, std::string>> peer_options_json(
+    const std::vector<std::string>& values, const std::vector<std::string>& frameworks) {
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_fw;
   for (const auto& v : values) {
     const auto colon = v.find(':');
@@ -150,8 +158,11 @@ Result<std::map<std::string, std::string>> peer_options_json(const std::vector<s
     OSPREY_ASSIGN_OR_RETURN(auto kv, parse_assignment(v.substr(colon + 1), "--peer-option"));
     bool listed = false;
     for (const auto& f : frameworks) listed |= f == fw;
-    if (!listed) return invalid_argument("--peer-option '", v, "': ", fw, " is not in --frameworks");
-    if (fw == "osprey") return invalid_argument("--peer-option '", v, "': osprey runs in process and takes no adapter options");
+    if (!listed)
+      return invalid_argument("--peer-option '", v, "': ", fw, " is not in --frameworks");
+    if (fw == "osprey")
+      return invalid_argument("--peer-option '", v,
+                              "': osprey runs in process and takes no adapter options");
     by_fw[fw].push_back(kv);
   }
   std::map<std::string, std::string> out;
@@ -164,11 +175,14 @@ Result<std::map<std::string, std::string>> peer_options_json(const std::vector<s
   return out;
 }
 
-bool has_file_inputs(const BenchArgs& args) { return !args.in.inputs.empty() || !args.inputs_dir.empty(); }
+bool has_file_inputs(const BenchArgs& args) {
+  return !args.in.inputs.empty() || !args.inputs_dir.empty();
+}
 
 // Inputs exactly as given in files (--input NAME=FILE, every *.npy in --inputs DIR), for a model
 // whose declared inputs Osprey cannot read.
-Result<std::vector<bench::InputDesc>> copy_file_inputs(const BenchArgs& args, const std::string& dir) {
+Result<std::vector<bench::InputDesc>> copy_file_inputs(const BenchArgs& args,
+                                                       const std::string& dir) {
   OSPREY_ASSIGN_OR_RETURN(auto files, parse_input_options(args.in.inputs));
   if (!args.inputs_dir.empty()) {
     std::error_code ec;
@@ -197,16 +211,21 @@ Result<std::vector<bench::InputDesc>> copy_file_inputs(const BenchArgs& args, co
 
 Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
   if (args.out.empty())
-    return invalid_argument("--out DIR is required to compare frameworks or sweep settings (reports go there)");
+    return invalid_argument(
+        "--out DIR is required to compare frameworks or sweep settings (reports go there)");
   if (args.json)
-    return invalid_argument("--json is for the single-model mode; a comparison writes results.json into --out");
-  std::vector<std::string> frameworks = args.frameworks.empty() ? std::vector<std::string>{"osprey"} : args.frameworks;
+    return invalid_argument(
+        "--json is for the single-model mode; a comparison writes results.json into --out");
+  std::vector<std::string> frameworks =
+      args.frameworks.empty() ? std::vector<std::string>{"osprey"} : args.frameworks;
   OSPREY_RETURN_IF_ERROR(check_framework_names(frameworks));
   // Without --threads every framework gets what the affinity mask and cgroup quota allow
   // (Osprey's resolved default), stated in the report.
   std::vector<int> threads = cmd->count("--threads") > 0 ? args.threads : std::vector<int>{};
   for (int t : threads)
-    if (t < 1) return invalid_argument("--threads: give thread counts >= 1 so every framework gets the same number");
+    if (t < 1)
+      return invalid_argument(
+          "--threads: give thread counts >= 1 so every framework gets the same number");
   OSPREY_ASSIGN_OR_RETURN(std::vector<ShapeSet> sets, shape_sets(args.in.shapes));
   OSPREY_ASSIGN_OR_RETURN(auto load_options, peer_options_json(args.peer_options, frameworks));
 
@@ -231,11 +250,14 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
   }
   OSPREY_RETURN_IF_ERROR(bench::validate_plan(st.plan));
   st.seed = args.in.seed;
-  st.input_source = (args.in.inputs.empty() && args.inputs_dir.empty() ? "random " : "files + random ") +
-                    args.in.distribution;
+  st.input_source =
+      (args.in.inputs.empty() && args.inputs_dir.empty() ? "random " : "files + random ") +
+      args.in.distribution;
   st.reference = args.reference;
-  st.python = args.python.empty() ? std::string(OSPREY_SOURCE_DIR) + "/.venv/bin/python" : args.python;
-  st.peers_dir = args.peers_dir.empty() ? std::string(OSPREY_SOURCE_DIR) + "/bench/peers" : args.peers_dir;
+  st.python =
+      args.python.empty() ? std::string(OSPREY_SOURCE_DIR) + "/.venv/bin/python" : args.python;
+  st.peers_dir =
+      args.peers_dir.empty() ? std::string(OSPREY_SOURCE_DIR) + "/bench/peers" : args.peers_dir;
   st.peer_timeout_s = args.peer_timeout_s;
   st.peer_options = args.peer_options;
 
@@ -254,19 +276,22 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
     auto probe = load_model(model, probe_options);
     if (!probe.ok() && !has_file_inputs(args))
       return probe.status().with_context(
-          "reading the model's declared inputs (to benchmark other frameworks on a model Osprey cannot load, "
+          "reading the model's declared inputs (to benchmark other frameworks on a model Osprey "
+          "cannot load, "
           "give every input as a file with --inputs DIR or --input NAME=FILE.npy)");
-    if (!probe.ok() && (sets.size() > 1 || !sets[0].shapes.empty() || args.batches != std::vector<int64_t>{1}))
-      return invalid_argument(model, ": Osprey cannot load it (", probe.status().message(),
-                              "), so inputs come from files as they are: --shape and --batch sweeps are not possible");
+    if (!probe.ok() &&
+        (sets.size() > 1 || !sets[0].shapes.empty() || args.batches != std::vector<int64_t>{1}))
+      return invalid_argument(
+          model, ": Osprey cannot load it (", probe.status().message(),
+          "), so inputs come from files as they are: --shape and --batch sweeps are not possible");
     if (threads.empty())
       threads.push_back(probe.ok() ? std::max(1, probe->session->options().threads)
                                    : std::max(1, bench::capture_environment(1).affinity_count));
     st.threads = threads;
     for (size_t si = 0; si < sets.size(); ++si) {
       for (int64_t batch : args.batches) {
-        const std::string dir = out + "/inputs/m" + std::to_string(mi) + "_s" + std::to_string(si) + "_b" +
-                                std::to_string(batch);
+        const std::string dir = out + "/inputs/m" + std::to_string(mi) + "_s" + std::to_string(si) +
+                                "_b" + std::to_string(batch);
         auto descs = probe.ok() ? write_inputs(*probe->session, args, sets[si], batch, dir)
                                 : copy_file_inputs(args, dir);
         if (!descs.ok()) return descs.status().with_context(model);
@@ -305,7 +330,8 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
   int max_threads = 1;
   for (int t : threads) max_threads = std::max(max_threads, t);
   report.environment = bench::capture_environment(max_threads);
-  for (const auto& w : report.environment.warnings) std::fprintf(stderr, "osprey bench: warning: %s\n", w.c_str());
+  for (const auto& w : report.environment.warnings)
+    std::fprintf(stderr, "osprey bench: warning: %s\n", w.c_str());
 
   bench::OrchestratorOptions oo;
   oo.warmup = args.warmup;
@@ -323,13 +349,15 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
   for (const auto& m : report.measurements) {
     const bench::Cell& c = report.cells[m.cell];
     if (m.status == bench::CellStatus::kOk)
-      std::printf("%-28s %-12s p50 %9.3f ms  p99 %9.3f ms  %10.1f items/s%s\n", c.id.c_str(), m.framework.c_str(),
-                  m.summary.p50, m.summary.p99, m.throughput, m.stable ? "" : "  (not stable)");
+      std::printf("%-28s %-12s p50 %9.3f ms  p99 %9.3f ms  %10.1f items/s%s\n", c.id.c_str(),
+                  m.framework.c_str(), m.summary.p50, m.summary.p99, m.throughput,
+                  m.stable ? "" : "  (not stable)");
     else
-      std::printf("%-28s %-12s %s: %s\n", c.id.c_str(), m.framework.c_str(), bench::cell_status_name(m.status),
-                  m.reason.c_str());
+      std::printf("%-28s %-12s %s: %s\n", c.id.c_str(), m.framework.c_str(),
+                  bench::cell_status_name(m.status), m.reason.c_str());
   }
-  std::printf("reports: %s/results.csv, %s/results.json, %s/summary.md\n", out.c_str(), out.c_str(), out.c_str());
+  std::printf("reports: %s/results.csv, %s/results.json, %s/summary.md\n", out.c_str(), out.c_str(),
+              out.c_str());
   return Status::Ok();
 }
 

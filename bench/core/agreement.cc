@@ -21,7 +21,8 @@ std::vector<int64_t> top_k(const std::vector<double>& row, int k) {
 
 }  // namespace
 
-OutputAgreement compare_outputs(const std::string& name, const Tensor& reference, const Tensor& other) {
+OutputAgreement compare_outputs(const std::string& name, const Tensor& reference,
+                                const Tensor& other) {
   OutputAgreement a;
   a.output = name;
   if (reference.dtype() == DType::kString || other.dtype() == DType::kString) {
@@ -67,7 +68,8 @@ OutputAgreement compare_outputs(const std::string& name, const Tensor& reference
   else
     a.cosine = dot / (std::sqrt(nr) * std::sqrt(no));
 
-  if (dtype_is_float(reference.dtype()) && reference.rank() == 2 && reference.dim(1) >= 2 && reference.dim(0) > 0) {
+  if (dtype_is_float(reference.dtype()) && reference.rank() == 2 && reference.dim(1) >= 2 &&
+      reference.dim(0) > 0) {
     const int64_t rows = reference.dim(0), classes = reference.dim(1);
     a.topk = static_cast<int>(std::min<int64_t>(5, classes));
     double top1 = 0, overlap = 0;

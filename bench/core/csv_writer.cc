@@ -22,26 +22,54 @@ std::string num(double v) {
   return buf;
 }
 
-std::string opt_num(double v) { return v < 0 ? "" : num(v); }
+std::string opt_num(double v) {
+  return v < 0 ? "" : num(v);
+}
 
 }  // namespace
 
 double ratio_to_reference(const BenchReport& report, const Measurement& m) {
   if (m.status != CellStatus::kOk || m.summary.count == 0) return -1;
   for (const auto& o : report.measurements)
-    if (o.cell == m.cell && o.framework == report.settings.reference && o.status == CellStatus::kOk &&
-        o.summary.count > 0 && o.summary.p50 > 0)
+    if (o.cell == m.cell && o.framework == report.settings.reference &&
+        o.status == CellStatus::kOk && o.summary.count > 0 && o.summary.p50 > 0)
       return m.summary.p50 / o.summary.p50;
   return -1;
 }
 
 std::vector<std::string> csv_columns() {
-  return {"model",        "shapes",        "batch",        "threads",       "precision",     "framework",
-          "version",      "status",        "reason",       "precision_used", "load_ms",      "first_inference_ms",
-          "iterations",   "windows",       "stable",       "p50_ms",        "p90_ms",        "p95_ms",
-          "p99_ms",       "max_ms",        "min_ms",       "mean_ms",       "stdev_ms",      "throughput_items_per_s",
-          "p50_ratio_to_reference", "rss_mb", "peak_rss_mb", "agreement_reference", "max_abs_err", "max_rel_err",
-          "min_cosine",   "top1_agreement"};
+  return {"model",
+          "shapes",
+          "batch",
+          "threads",
+          "precision",
+          "framework",
+          "version",
+          "status",
+          "reason",
+          "precision_used",
+          "load_ms",
+          "first_inference_ms",
+          "iterations",
+          "windows",
+          "stable",
+          "p50_ms",
+          "p90_ms",
+          "p95_ms",
+          "p99_ms",
+          "max_ms",
+          "min_ms",
+          "mean_ms",
+          "stdev_ms",
+          "throughput_items_per_s",
+          "p50_ratio_to_reference",
+          "rss_mb",
+          "peak_rss_mb",
+          "agreement_reference",
+          "max_abs_err",
+          "max_rel_err",
+          "min_cosine",
+          "top1_agreement"};
 }
 
 std::string csv_report(const BenchReport& report) {
@@ -68,16 +96,38 @@ std::string csv_report(const BenchReport& report) {
     }
     const Summary& s = m.summary;
     std::vector<std::string> row = {
-        c.model, c.shape_label, std::to_string(c.batch), std::to_string(c.threads), c.precision, m.framework,
-        version, cell_status_name(m.status), m.reason, m.precision_used, opt_num(m.load_ms),
-        opt_num(m.first_inference_ms), ok ? std::to_string(s.count) : "",
-        ok ? std::to_string(m.window_p50_ms.size()) : "", ok ? (m.stable ? "true" : "false") : "",
-        ok ? num(s.p50) : "", ok ? num(s.p90) : "", ok ? num(s.p95) : "", ok ? num(s.p99) : "",
-        ok ? num(s.max) : "", ok ? num(s.min) : "", ok ? num(s.mean) : "", ok ? num(s.stdev) : "",
-        ok ? num(m.throughput) : "", opt_num(ratio_to_reference(report, m)),
+        c.model,
+        c.shape_label,
+        std::to_string(c.batch),
+        std::to_string(c.threads),
+        c.precision,
+        m.framework,
+        version,
+        cell_status_name(m.status),
+        m.reason,
+        m.precision_used,
+        opt_num(m.load_ms),
+        opt_num(m.first_inference_ms),
+        ok ? std::to_string(s.count) : "",
+        ok ? std::to_string(m.window_p50_ms.size()) : "",
+        ok ? (m.stable ? "true" : "false") : "",
+        ok ? num(s.p50) : "",
+        ok ? num(s.p90) : "",
+        ok ? num(s.p95) : "",
+        ok ? num(s.p99) : "",
+        ok ? num(s.max) : "",
+        ok ? num(s.min) : "",
+        ok ? num(s.mean) : "",
+        ok ? num(s.stdev) : "",
+        ok ? num(m.throughput) : "",
+        opt_num(ratio_to_reference(report, m)),
         m.rss_bytes < 0 ? "" : num(static_cast<double>(m.rss_bytes) / (1 << 20)),
-        m.peak_rss_bytes < 0 ? "" : num(static_cast<double>(m.peak_rss_bytes) / (1 << 20)), m.agreement_reference,
-        opt_num(max_abs), opt_num(max_rel), cos > 1 ? "" : num(cos), top1 > 1 ? "" : num(top1)};
+        m.peak_rss_bytes < 0 ? "" : num(static_cast<double>(m.peak_rss_bytes) / (1 << 20)),
+        m.agreement_reference,
+        opt_num(max_abs),
+        opt_num(max_rel),
+        cos > 1 ? "" : num(cos),
+        top1 > 1 ? "" : num(top1)};
     for (size_t i = 0; i < row.size(); ++i) {
       if (i) out += ',';
       out += csv_field(row[i]);
@@ -91,8 +141,9 @@ Status write_reports(const BenchReport& report, const std::string& out_dir) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) return invalid_argument("cannot create --out directory ", out_dir, ": ", ec.message());
-  const std::pair<const char*, std::string> files[] = {
-      {"results.csv", csv_report(report)}, {"results.json", json_report(report)}, {"summary.md", markdown_report(report)}};
+  const std::pair<const char*, std::string> files[] = {{"results.csv", csv_report(report)},
+                                                       {"results.json", json_report(report)},
+                                                       {"summary.md", markdown_report(report)}};
   for (const auto& [name, text] : files) {
     const std::string path = out_dir + "/" + name;
     std::ofstream f(path, std::ios::binary | std::ios::trunc);

@@ -43,9 +43,9 @@ std::string fmt(double v, int digits) {
   return buf;
 }
 
-const char* const kFlagsOfInterest[] = {"avx",         "avx2",     "fma",      "f16c",     "avx512f",
-                                        "avx512_bf16", "avx512_vnni", "avx_vnni", "amx_tile", "amx_bf16",
-                                        "amx_int8",    "asimd"};
+const char* const kFlagsOfInterest[] = {"avx",      "avx2",        "fma",         "f16c",
+                                        "avx512f",  "avx512_bf16", "avx512_vnni", "avx_vnni",
+                                        "amx_tile", "amx_bf16",    "amx_int8",    "asimd"};
 
 // The cgroup path of this process ("/user.slice/..."), from /proc/self/cgroup; v2 line "0::/path".
 std::string own_cgroup_path(const std::string& proc_cgroup, std::string_view controller) {
@@ -56,7 +56,8 @@ std::string own_cgroup_path(const std::string& proc_cgroup, std::string_view con
     const auto b = line.find(':', a + 1);
     if (a == std::string::npos || b == std::string::npos) continue;
     const std::string ctrls = line.substr(a + 1, b - a - 1);
-    if (controller.empty() ? ctrls.empty() : ctrls.find(controller) != std::string::npos) return line.substr(b + 1);
+    if (controller.empty() ? ctrls.empty() : ctrls.find(controller) != std::string::npos)
+      return line.substr(b + 1);
   }
   return "";
 }
@@ -161,13 +162,16 @@ std::string format_cpu_list(const std::vector<int>& cpus) {
   return out;
 }
 
-std::vector<std::string> frequency_warnings(const std::string& governor, double cur_mhz, double max_mhz) {
+std::vector<std::string> frequency_warnings(const std::string& governor, double cur_mhz,
+                                            double max_mhz) {
   std::vector<std::string> w;
   if (governor == "powersave")
-    w.push_back("CPU frequency governor is 'powersave': clocks may be held low; use 'performance' for stable numbers");
+    w.push_back(
+        "CPU frequency governor is 'powersave': clocks may be held low; use 'performance' for "
+        "stable numbers");
   if (cur_mhz > 0 && max_mhz > 0 && cur_mhz < 0.9 * max_mhz)
-    w.push_back("CPU clock " + fmt(cur_mhz, 0) + " MHz is below 90% of its maximum " + fmt(max_mhz, 0) +
-                " MHz: throttled or idle-scaled");
+    w.push_back("CPU clock " + fmt(cur_mhz, 0) + " MHz is below 90% of its maximum " +
+                fmt(max_mhz, 0) + " MHz: throttled or idle-scaled");
   return w;
 }
 
@@ -194,7 +198,8 @@ Environment capture_environment(int threads) {
   double cur_sum = 0;
   int cur_n = 0;
   for (int c : cpus) {
-    auto t = read_file("/sys/devices/system/cpu/cpu" + std::to_string(c) + "/cpufreq/scaling_cur_freq");
+    auto t =
+        read_file("/sys/devices/system/cpu/cpu" + std::to_string(c) + "/cpufreq/scaling_cur_freq");
     if (auto v = t ? to_double(*t) : std::nullopt) {
       cur_sum += *v / 1000.0;
       ++cur_n;
@@ -205,7 +210,8 @@ Environment capture_environment(int threads) {
     if (auto v = to_double(*t)) env.max_mhz = *v / 1000.0;
   env.warnings = frequency_warnings(env.governor, env.cur_mhz, env.max_mhz);
   if (env.governor == "not exposed")
-    env.warnings.push_back("cpufreq is not exposed (VM or container): governor and throttling cannot be checked");
+    env.warnings.push_back(
+        "cpufreq is not exposed (VM or container): governor and throttling cannot be checked");
 
   if (auto mem = read_file("/proc/meminfo")) {
     std::istringstream is(*mem);
@@ -219,12 +225,14 @@ Environment capture_environment(int threads) {
     is >> a >> b >> c;
     env.loadavg = a + " " + b + " " + c;
     if (auto one = to_double(a); one && env.affinity_count > 0 && *one > env.affinity_count)
-      env.warnings.push_back("load average " + a + " exceeds the " + std::to_string(env.affinity_count) +
+      env.warnings.push_back("load average " + a + " exceeds the " +
+                             std::to_string(env.affinity_count) +
                              " CPUs available: other work competes with the benchmark");
   }
   if (env.affinity_count > 0 && threads > env.affinity_count)
     env.warnings.push_back("threads " + std::to_string(threads) + " exceed the " +
-                           std::to_string(env.affinity_count) + " CPUs in this process's affinity mask");
+                           std::to_string(env.affinity_count) +
+                           " CPUs in this process's affinity mask");
   struct utsname u;
   if (uname(&u) == 0) env.kernel = std::string(u.sysname) + " " + u.release + " " + u.machine;
 #if defined(__clang__)

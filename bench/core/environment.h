@@ -17,16 +17,16 @@ struct Environment {
   int logical_cpus = 0;                // processors listed in /proc/cpuinfo
   std::string affinity;                // CPUs this process may run on, "0-3,8"
   int affinity_count = 0;
-  std::string cgroup_cpu_quota;        // "2 CPUs (200000/100000)" or "none"
-  std::string governor;                // "performance", "powersave", or "not exposed"
-  double cur_mhz = -1;                 // mean over the affinity CPUs; -1 when unknown
+  std::string cgroup_cpu_quota;  // "2 CPUs (200000/100000)" or "none"
+  std::string governor;          // "performance", "powersave", or "not exposed"
+  double cur_mhz = -1;           // mean over the affinity CPUs; -1 when unknown
   double max_mhz = -1;
   double mem_total_mb = -1;
-  std::string loadavg;                 // /proc/loadavg's first three fields
-  std::string kernel;                  // uname -r
-  std::string compiler;                // of this build
+  std::string loadavg;   // /proc/loadavg's first three fields
+  std::string kernel;    // uname -r
+  std::string compiler;  // of this build
   std::string libc;
-  std::vector<std::string> warnings;   // throttling, powersave, load, quota below thread count
+  std::vector<std::string> warnings;  // throttling, powersave, load, quota below thread count
 };
 
 // Facts from /proc/cpuinfo text: model name, count of "processor" lines, the ISA flags of
@@ -50,7 +50,8 @@ std::optional<double> parse_cgroup_v1_quota(std::string_view quota, std::string_
 std::string format_cpu_list(const std::vector<int>& cpus);
 
 // Warnings about a frequency reading: powersave governor, current clock below 90% of max.
-std::vector<std::string> frequency_warnings(const std::string& governor, double cur_mhz, double max_mhz);
+std::vector<std::string> frequency_warnings(const std::string& governor, double cur_mhz,
+                                            double max_mhz);
 
 // Reads everything from /proc, /sys and the C library. Never fails: what cannot be read is
 // reported as unknown. `threads` (largest thread count of the run) adds a warning when the

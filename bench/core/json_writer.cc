@@ -16,10 +16,18 @@ void num(Writer& w, double v) {
   else
     w.Null();
 }
-void opt_num(Writer& w, double v) { v < 0 ? (void)w.Null() : num(w, v); }
-void opt_int(Writer& w, int64_t v) { v < 0 ? (void)w.Null() : (void)w.Int64(v); }
-void str(Writer& w, const std::string& s) { w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size())); }
-void key(Writer& w, const char* k) { w.Key(k); }
+void opt_num(Writer& w, double v) {
+  v < 0 ? (void)w.Null() : num(w, v);
+}
+void opt_int(Writer& w, int64_t v) {
+  v < 0 ? (void)w.Null() : (void)w.Int64(v);
+}
+void str(Writer& w, const std::string& s) {
+  w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+}
+void key(Writer& w, const char* k) {
+  w.Key(k);
+}
 void strings(Writer& w, const std::vector<std::string>& v) {
   w.StartArray();
   for (const auto& s : v) str(w, s);
@@ -112,7 +120,8 @@ void measurement(Writer& w, const BenchReport& r, const Measurement& m) {
   key(w, "framework"), str(w, m.framework);
   key(w, "status"), str(w, cell_status_name(m.status));
   key(w, "reason"), str(w, m.reason);
-  key(w, "settings"), w.RawValue(m.settings_json.c_str(), m.settings_json.size(), rapidjson::kObjectType);
+  key(w, "settings"),
+      w.RawValue(m.settings_json.c_str(), m.settings_json.size(), rapidjson::kObjectType);
   key(w, "precision_used"), str(w, m.precision_used);
   key(w, "notes"), str(w, m.notes);
   key(w, "load_ms"), opt_num(w, m.load_ms);

@@ -49,8 +49,8 @@ void record_window(Measurement* m, MeasureProgress* p, const RunReply& r) {
 }
 
 // Writes each framework's outputs and compares them with the reference's.
-void compare_cell(const std::vector<FrameworkRunner*>& runners, const Cell& cell, const OrchestratorOptions& options,
-                  std::vector<Measurement>* ms) {
+void compare_cell(const std::vector<FrameworkRunner*>& runners, const Cell& cell,
+                  const OrchestratorOptions& options, std::vector<Measurement>* ms) {
   std::vector<std::vector<std::string>> names(runners.size());
   std::vector<std::string> dirs(runners.size());
   std::vector<bool> have(runners.size(), false);
@@ -99,8 +99,9 @@ void compare_cell(const std::vector<FrameworkRunner*>& runners, const Cell& cell
 
 }  // namespace
 
-Status run_benchmark(const std::vector<FrameworkRunner*>& runners, const OrchestratorOptions& options,
-                     BenchReport* report, ProgressBar* progress) {
+Status run_benchmark(const std::vector<FrameworkRunner*>& runners,
+                     const OrchestratorOptions& options, BenchReport* report,
+                     ProgressBar* progress) {
   OSPREY_RETURN_IF_ERROR(validate_plan(options.plan));
   if (options.warmup < 0) return invalid_argument("warmup must be >= 0, not ", options.warmup);
   if (options.work_dir.empty()) return invalid_argument("a work directory is required");
@@ -145,7 +146,8 @@ Status run_benchmark(const std::vector<FrameworkRunner*>& runners, const Orchest
       req.batch = cell.batch;
       req.inputs = cell.inputs;
       req.work_dir = options.work_dir + "/work/" + m.framework;
-      if (auto it = options.load_options_json.find(m.framework); it != options.load_options_json.end())
+      if (auto it = options.load_options_json.find(m.framework);
+          it != options.load_options_json.end())
         req.options_json = it->second;
       if (Status s = make_dir(req.work_dir); !s.ok()) return s;
       auto load = runners[f]->load(req);
@@ -174,7 +176,8 @@ Status run_benchmark(const std::vector<FrameworkRunner*>& runners, const Orchest
     while (true) {
       std::vector<bool> wants(n, false);
       for (size_t f = 0; f < n; ++f)
-        wants[f] = ms[f].status == CellStatus::kOk && next_window_iterations(options.plan, prog[f]) > 0;
+        wants[f] =
+            ms[f].status == CellStatus::kOk && next_window_iterations(options.plan, prog[f]) > 0;
       const std::vector<size_t> order = next_round(wants);
       if (order.empty()) break;
       for (size_t f : order) {
@@ -192,7 +195,8 @@ Status run_benchmark(const std::vector<FrameworkRunner*>& runners, const Orchest
       m.stable = is_stable(m.window_p50_ms, options.plan.stability);
       m.summary = summarize(m.latencies_ms);
       m.throughput = prog[f].measured_s > 0
-                         ? static_cast<double>(cell.batch) * static_cast<double>(m.summary.count) / prog[f].measured_s
+                         ? static_cast<double>(cell.batch) * static_cast<double>(m.summary.count) /
+                               prog[f].measured_s
                          : 0;
     }
     if (options.compare_outputs) compare_cell(runners, cell, options, &ms);

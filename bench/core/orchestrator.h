@@ -33,7 +33,8 @@ struct OrchestratorOptions {
 // Fills report->frameworks and report->measurements (cells x frameworks, cell-major) for
 // `cells`, which the caller has put in report->cells. Fails only for bad options or a work
 // directory that cannot be written; framework failures are results, not errors.
-Status run_benchmark(const std::vector<FrameworkRunner*>& runners, const OrchestratorOptions& options,
-                     BenchReport* report, ProgressBar* progress);
+Status run_benchmark(const std::vector<FrameworkRunner*>& runners,
+                     const OrchestratorOptions& options, BenchReport* report,
+                     ProgressBar* progress);
 
 }  // namespace osprey::bench

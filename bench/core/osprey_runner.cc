@@ -49,14 +49,16 @@ Result<HelloReply> OspreyRunner::hello() {
 Result<LoadReply> OspreyRunner::load(const LoadRequest& req) {
   session_.reset();
   if (req.precision != "fp32")
-    return unimplemented("precision '", req.precision,
-                         "' is not supported by this build of Osprey (SessionOptions has no reduced-precision "
-                         "setting); only fp32 runs");
+    return unimplemented(
+        "precision '", req.precision,
+        "' is not supported by this build of Osprey (SessionOptions has no reduced-precision "
+        "setting); only fp32 runs");
   SessionOptions options;
   options.threads = req.threads;
   const auto start = std::chrono::steady_clock::now();
   auto s = Session::load(req.model, options);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!s.ok()) return s.status();
   session_ = std::move(s).value();
   LoadReply r;
@@ -99,7 +101,8 @@ Result<RunReply> OspreyRunner::run(const std::string& inputs_dir, int iterations
   return reply;
 }
 
-Result<std::vector<std::string>> OspreyRunner::outputs(const std::string& inputs_dir, const std::string& out_dir) {
+Result<std::vector<std::string>> OspreyRunner::outputs(const std::string& inputs_dir,
+                                                       const std::string& out_dir) {
   if (!session_) return failed_precondition("osprey: outputs before a successful load");
   OSPREY_ASSIGN_OR_RETURN(std::vector<NamedTensor> feeds, read_inputs(inputs_dir));
   OSPREY_ASSIGN_OR_RETURN(std::vector<NamedTensor> outs, session_->run(feeds));
@@ -108,7 +111,8 @@ Result<std::vector<std::string>> OspreyRunner::outputs(const std::string& inputs
   opts.bfloat16_as_float32 = true;
   for (const auto& [name, t] : outs) {
     if (name.find('/') != std::string::npos)
-      return invalid_argument("output name '", name, "' contains '/' and cannot be written as a file");
+      return invalid_argument("output name '", name,
+                              "' contains '/' and cannot be written as a file");
     if (t.dtype() == DType::kString) continue;
     OSPREY_RETURN_IF_ERROR(write_npy(out_dir + "/" + name + ".npy", t, opts));
     names.push_back(name);

@@ -24,7 +24,8 @@ class OspreyRunner final : public FrameworkRunner {
   Result<HelloReply> hello() override;
   Result<LoadReply> load(const LoadRequest& req) override;
   Result<RunReply> run(const std::string& inputs_dir, int iterations, int warmup) override;
-  Result<std::vector<std::string>> outputs(const std::string& inputs_dir, const std::string& out_dir) override;
+  Result<std::vector<std::string>> outputs(const std::string& inputs_dir,
+                                           const std::string& out_dir) override;
 
  private:
   Result<std::vector<NamedTensor>> read_inputs(const std::string& inputs_dir) const;

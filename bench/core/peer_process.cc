@@ -2,13 +2,12 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -34,7 +33,8 @@ void ignore_sigpipe() {
 
 std::string describe_exit(int wstatus) {
   if (WIFEXITED(wstatus)) return "exited with code " + std::to_string(WEXITSTATUS(wstatus));
-  if (WIFSIGNALED(wstatus)) return std::string("was killed by signal ") + strsignal(WTERMSIG(wstatus));
+  if (WIFSIGNALED(wstatus))
+    return std::string("was killed by signal ") + strsignal(WTERMSIG(wstatus));
   return "stopped";
 }
 
@@ -59,7 +59,8 @@ std::string str_field(const rapidjson::Value& obj, const char* key) {
 
 int64_t int_field(const rapidjson::Value& obj, const char* key) {
   auto it = obj.FindMember(key);
-  return it != obj.MemberEnd() && it->value.IsNumber() ? static_cast<int64_t>(it->value.GetDouble()) : -1;
+  return it != obj.MemberEnd() && it->value.IsNumber() ? static_cast<int64_t>(it->value.GetDouble())
+                                                       : -1;
 }
 
 }  // namespace
@@ -69,7 +70,9 @@ PeerProcess::PeerProcess(std::string framework, PeerOptions options)
   ignore_sigpipe();
 }
 
-PeerProcess::~PeerProcess() { quit(); }
+PeerProcess::~PeerProcess() {
+  quit();
+}
 
 std::string PeerProcess::failure_context() const {
   if (stderr_tail_.empty()) return " (its stderr was empty)";
@@ -83,7 +86,8 @@ std::string PeerProcess::failure_context() const {
 Status PeerProcess::start() {
   namespace fs = std::filesystem;
   if (access(options_.python.c_str(), X_OK) != 0)
-    return not_found("python interpreter '", options_.python, "' is not an executable file (set --python)");
+    return not_found("python interpreter '", options_.python,
+                     "' is not an executable file (set --python)");
   std::error_code ec;
   if (!fs::is_regular_file(options_.script, ec))
     return not_found("no adapter for ", name_, ": ", options_.script, " does not exist");
@@ -108,7 +112,8 @@ Status PeerProcess::start() {
     dup2(err[1], 2);
     const char* argv[] = {options_.python.c_str(), "-u", options_.script.c_str(), nullptr};
     execv(argv[0], const_cast<char* const*>(argv));
-    const std::string msg = "cannot execute " + options_.python + ": " + std::strerror(errno) + "\n";
+    const std::string msg =
+        "cannot execute " + options_.python + ": " + std::strerror(errno) + "\n";
     (void)!write(2, msg.data(), msg.size());
     _exit(127);
   }
@@ -194,10 +199,11 @@ Result<std::string> PeerProcess::request(const std::string& cmd, const std::stri
     }
     if (stdout_buf_.size() > options_.max_reply_bytes) {
       stop_hard();
-      return invalid_argument("peer ", name_, " answered '", cmd, "' with a line over ", options_.max_reply_bytes,
-                              " bytes", failure_context());
+      return invalid_argument("peer ", name_, " answered '", cmd, "' with a line over ",
+                              options_.max_reply_bytes, " bytes", failure_context());
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
       stop_hard();
       return unavailable("peer ", name_, " did not answer '", cmd, "' within ", options_.timeout_s,
@@ -225,7 +231,8 @@ Result<std::string> PeerProcess::request(const std::string& cmd, const std::stri
         }
         if (reaped) pid_ = -1;
         stop_hard();
-        return unavailable("peer ", name_, " ", reaped ? describe_exit(wstatus) : "closed its stdout",
+        return unavailable("peer ", name_, " ",
+                           reaped ? describe_exit(wstatus) : "closed its stdout",
                            " before answering '", cmd, "'", failure_context());
       }
     }
@@ -239,12 +246,13 @@ Status parse_reply(const std::string& peer, const std::string& cmd, const std::s
                    rapidjson::Document* doc) {
   doc->Parse(line.c_str(), line.size());
   if (doc->HasParseError() || !doc->IsObject())
-    return invalid_argument("peer ", peer, " answered '", cmd, "' with something that is not a JSON object: '",
-                            one_line(line, 200), "'");
+    return invalid_argument("peer ", peer, " answered '", cmd,
+                            "' with something that is not a JSON object: '", one_line(line, 200),
+                            "'");
   auto ok = doc->FindMember("ok");
   if (ok == doc->MemberEnd() || !ok->value.IsBool())
-    return invalid_argument("peer ", peer, " answered '", cmd, "' without a boolean \"ok\": '", one_line(line, 200),
-                            "'");
+    return invalid_argument("peer ", peer, " answered '", cmd, "' without a boolean \"ok\": '",
+                            one_line(line, 200), "'");
   if (!ok->value.GetBool()) {
     std::string err = str_field(*doc, "error");
     return failed_precondition(peer, ": ", err.empty() ? "failed without saying why" : err);
@@ -275,7 +283,8 @@ Result<HelloReply> PeerProcess::hello() {
   h.version = str_field(d, "version");
   h.available = avail->value.GetBool();
   h.reason = str_field(d, "reason");
-  if (!h.available && h.reason.empty()) h.reason = "the adapter reports it unavailable without a reason";
+  if (!h.available && h.reason.empty())
+    h.reason = "the adapter reports it unavailable without a reason";
   return h;
 }
 
@@ -298,7 +307,8 @@ Result<LoadReply> PeerProcess::load(const LoadRequest& req) {
   }
   w.EndObject();
   w.Key("work_dir"), w.String(req.work_dir.c_str());
-  w.Key("options"), w.RawValue(req.options_json.c_str(), req.options_json.size(), rapidjson::kObjectType);
+  w.Key("options"),
+      w.RawValue(req.options_json.c_str(), req.options_json.size(), rapidjson::kObjectType);
   w.EndObject();
   OSPREY_ASSIGN_OR_RETURN(std::string line, request("load", sb.GetString()));
   rapidjson::Document d;
@@ -344,21 +354,23 @@ Result<RunReply> PeerProcess::run(const std::string& inputs_dir, int iterations,
   for (const auto& v : lat->value.GetArray()) {
     if (!v.IsNumber() || v.GetDouble() < 0) {
       stop_hard();
-      return invalid_argument("peer ", name_, " answered 'run' with a latency that is not a non-negative number");
+      return invalid_argument("peer ", name_,
+                              " answered 'run' with a latency that is not a non-negative number");
     }
     r.latencies_us.push_back(v.GetDouble());
   }
   if (r.latencies_us.size() != static_cast<size_t>(iterations)) {
     stop_hard();
-    return invalid_argument("peer ", name_, " answered 'run' with ", r.latencies_us.size(), " latencies for ",
-                            iterations, " iterations");
+    return invalid_argument("peer ", name_, " answered 'run' with ", r.latencies_us.size(),
+                            " latencies for ", iterations, " iterations");
   }
   r.rss_bytes = int_field(d, "rss_bytes");
   r.peak_rss_bytes = int_field(d, "peak_rss_bytes");
   return r;
 }
 
-Result<std::vector<std::string>> PeerProcess::outputs(const std::string& inputs_dir, const std::string& out_dir) {
+Result<std::vector<std::string>> PeerProcess::outputs(const std::string& inputs_dir,
+                                                      const std::string& out_dir) {
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
   w.StartObject();

@@ -17,9 +17,9 @@
 namespace osprey::bench {
 
 struct PeerOptions {
-  std::string python;       // interpreter
-  std::string script;       // adapter file
-  double timeout_s = 600;   // per request
+  std::string python;      // interpreter
+  std::string script;      // adapter file
+  double timeout_s = 600;  // per request
   size_t stderr_tail_bytes = 2000;
   size_t max_reply_bytes = size_t{256} << 20;
 };
@@ -35,7 +35,8 @@ class PeerProcess final : public FrameworkRunner {
   Result<HelloReply> hello() override;
   Result<LoadReply> load(const LoadRequest& req) override;
   Result<RunReply> run(const std::string& inputs_dir, int iterations, int warmup) override;
-  Result<std::vector<std::string>> outputs(const std::string& inputs_dir, const std::string& out_dir) override;
+  Result<std::vector<std::string>> outputs(const std::string& inputs_dir,
+                                           const std::string& out_dir) override;
   void quit() override;
 
   bool running() const { return pid_ > 0; }

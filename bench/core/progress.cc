@@ -6,11 +6,16 @@
 
 namespace osprey::bench {
 
-ProgressBar::ProgressBar(size_t total, bool enabled, std::FILE* out) : total_(total), enabled_(enabled), out_(out) {}
+ProgressBar::ProgressBar(size_t total, bool enabled, std::FILE* out)
+    : total_(total), enabled_(enabled), out_(out) {}
 
-ProgressBar ProgressBar::for_stderr(size_t total) { return ProgressBar(total, isatty(2) == 1); }
+ProgressBar ProgressBar::for_stderr(size_t total) {
+  return ProgressBar(total, isatty(2) == 1);
+}
 
-ProgressBar::~ProgressBar() { finish(); }
+ProgressBar::~ProgressBar() {
+  finish();
+}
 
 std::string ProgressBar::render(size_t done, size_t total, const std::string& label, size_t width) {
   done = std::min(done, total);

@@ -21,14 +21,15 @@ struct InputDesc {
   std::string source;  // "random uniform, seed 0" or "file x.npy"
 };
 
-// One configuration measured for every framework: model x input shapes x batch x threads x precision.
+// One configuration measured for every framework: model x input shapes x batch x threads x
+// precision.
 struct Cell {
-  std::string id;          // unique, file-name safe: "m0_s0_b1_t1_fp32"
-  std::string model;       // absolute path
-  std::string shape_label; // "default" or "x=1x3x512x512"
+  std::string id;           // unique, file-name safe: "m0_s0_b1_t1_fp32"
+  std::string model;        // absolute path
+  std::string shape_label;  // "default" or "x=1x3x512x512"
   int64_t batch = 1;
   int threads = 1;
-  std::string precision;   // "fp32" | "fast"
+  std::string precision;  // "fp32" | "fast"
   std::vector<InputDesc> inputs;
   std::string inputs_dir;  // <inputs_dir>/<input name>.npy, identical for every framework
 };
@@ -47,9 +48,9 @@ struct OutputAgreement {
   bool compared = false;
   std::string note;  // why not compared (shape mismatch, missing output, ...)
   double max_abs = 0, max_rel = 0, cosine = 0;
-  int topk = 0;             // k used; 0 when the output does not look like class scores
+  int topk = 0;                // k used; 0 when the output does not look like class scores
   double top1_agreement = -1;  // fraction of rows whose argmax matches; -1 when not a classifier
-  double topk_overlap = -1;    // mean |top-k(a) ∩ top-k(b)| / k over rows; -1 when not a classifier
+  double topk_overlap = -1;  // mean |top-k(a) ∩ top-k(b)| / k over rows; -1 when not a classifier
 };
 
 enum class CellStatus { kOk, kUnavailable, kLoadFailed, kRunFailed };

@@ -53,7 +53,8 @@ class FrameworkRunner {
   // `warmup` untimed then `iterations` timed runs on <inputs_dir>/<input>.npy.
   virtual Result<RunReply> run(const std::string& inputs_dir, int iterations, int warmup) = 0;
   // Writes every output as <out_dir>/<output name>.npy; returns the output names.
-  virtual Result<std::vector<std::string>> outputs(const std::string& inputs_dir, const std::string& out_dir) = 0;
+  virtual Result<std::vector<std::string>> outputs(const std::string& inputs_dir,
+                                                   const std::string& out_dir) = 0;
   virtual void quit() {}
 };
 

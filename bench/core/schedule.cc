@@ -4,8 +4,10 @@
 
 namespace osprey::bench {
 
-std::vector<CellCoord> make_cell_grid(size_t models, size_t shape_sets, const std::vector<int64_t>& batches,
-                                      const std::vector<int>& threads, const std::vector<std::string>& precisions) {
+std::vector<CellCoord> make_cell_grid(size_t models, size_t shape_sets,
+                                      const std::vector<int64_t>& batches,
+                                      const std::vector<int>& threads,
+                                      const std::vector<std::string>& precisions) {
   std::vector<CellCoord> cells;
   for (size_t m = 0; m < models; ++m)
     for (size_t s = 0; s < shape_sets; ++s)

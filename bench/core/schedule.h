@@ -22,8 +22,10 @@ struct CellCoord {
   std::string precision;
 };
 
-std::vector<CellCoord> make_cell_grid(size_t models, size_t shape_sets, const std::vector<int64_t>& batches,
-                                      const std::vector<int>& threads, const std::vector<std::string>& precisions);
+std::vector<CellCoord> make_cell_grid(size_t models, size_t shape_sets,
+                                      const std::vector<int64_t>& batches,
+                                      const std::vector<int>& threads,
+                                      const std::vector<std::string>& precisions);
 
 // "m0_s0_b8_t2_fp32": unique per coordinate and safe as a file name.
 std::string cell_id(const CellCoord& c);

@@ -6,7 +6,8 @@
 namespace osprey::bench {
 
 bool is_stable(const std::vector<double>& window_p50s, const StabilityCriterion& criterion) {
-  if (criterion.windows < 1 || window_p50s.size() < static_cast<size_t>(criterion.windows)) return false;
+  if (criterion.windows < 1 || window_p50s.size() < static_cast<size_t>(criterion.windows))
+    return false;
   const auto first = window_p50s.end() - criterion.windows;
   double sum = 0;
   for (auto it = first; it != window_p50s.end(); ++it) sum += *it;
@@ -28,7 +29,8 @@ const char* measure_mode_name(MeasureMode mode) {
 
 Status validate_plan(const MeasurePlan& plan) {
   if (plan.window_iterations < 1)
-    return invalid_argument("measurement window must be at least 1 run, not ", plan.window_iterations);
+    return invalid_argument("measurement window must be at least 1 run, not ",
+                            plan.window_iterations);
   switch (plan.mode) {
     case MeasureMode::kUntilStable:
       if (plan.stability.windows < 1)
@@ -40,10 +42,12 @@ Status validate_plan(const MeasurePlan& plan) {
                                 plan.stability.windows, " windows the stability check compares");
       break;
     case MeasureMode::kDuration:
-      if (!(plan.duration_s > 0)) return invalid_argument("duration must be > 0 s, not ", plan.duration_s);
+      if (!(plan.duration_s > 0))
+        return invalid_argument("duration must be > 0 s, not ", plan.duration_s);
       break;
     case MeasureMode::kIterations:
-      if (plan.iterations < 1) return invalid_argument("iterations must be at least 1, not ", plan.iterations);
+      if (plan.iterations < 1)
+        return invalid_argument("iterations must be at least 1, not ", plan.iterations);
       break;
   }
   return Status::Ok();
@@ -58,7 +62,8 @@ int next_window_iterations(const MeasurePlan& plan, const MeasureProgress& progr
     case MeasureMode::kDuration:
       return progress.measured_s >= plan.duration_s ? 0 : plan.window_iterations;
     case MeasureMode::kIterations:
-      return static_cast<int>(std::clamp<int64_t>(plan.iterations - progress.iterations, 0, plan.window_iterations));
+      return static_cast<int>(
+          std::clamp<int64_t>(plan.iterations - progress.iterations, 0, plan.window_iterations));
   }
   return 0;
 }

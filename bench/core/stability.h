@@ -31,8 +31,8 @@ const char* measure_mode_name(MeasureMode mode);  // "until_stable", "duration",
 struct MeasurePlan {
   MeasureMode mode = MeasureMode::kUntilStable;
   int window_iterations = 20;
-  int max_windows = 30;  // until-stable only
-  double duration_s = 0;  // duration only
+  int max_windows = 30;    // until-stable only
+  double duration_s = 0;   // duration only
   int64_t iterations = 0;  // iterations only
   StabilityCriterion stability;
 };
@@ -41,8 +41,8 @@ struct MeasurePlan {
 Status validate_plan(const MeasurePlan& plan);
 
 struct MeasureProgress {
-  int64_t iterations = 0;    // timed runs so far
-  double measured_s = 0;     // sum of their latencies
+  int64_t iterations = 0;  // timed runs so far
+  double measured_s = 0;   // sum of their latencies
   std::vector<double> window_p50_ms;
 };
 

@@ -50,7 +50,8 @@ std::vector<double> cdf_points(std::vector<double> samples, size_t points) {
   std::sort(samples.begin(), samples.end());
   out.reserve(points);
   for (size_t i = 0; i < points; ++i)
-    out.push_back(percentile_sorted(samples, 100.0 * static_cast<double>(i) / static_cast<double>(points - 1)));
+    out.push_back(percentile_sorted(
+        samples, 100.0 * static_cast<double>(i) / static_cast<double>(points - 1)));
   return out;
 }
 

@@ -14,8 +14,8 @@ TEST(BenchEnvironment, ParsesCpuinfo) {
   const CpuInfo c = parse_cpuinfo(text);
   EXPECT_EQ(c.model, "Intel(R) Xeon(R) Platinum 8480+");
   EXPECT_EQ(c.processors, 2);
-  EXPECT_EQ(c.flags, (std::vector<std::string>{"avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_tile",
-                                               "amx_bf16"}));
+  EXPECT_EQ(c.flags, (std::vector<std::string>{"avx", "avx2", "fma", "avx512f", "avx512_bf16",
+                                               "amx_tile", "amx_bf16"}));
   EXPECT_DOUBLE_EQ(c.mean_mhz, 2500);
   const CpuInfo empty = parse_cpuinfo("");
   EXPECT_EQ(empty.processors, 0);

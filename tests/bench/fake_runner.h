@@ -16,7 +16,7 @@ class FakeRunner : public FrameworkRunner {
 
   bool available = true;
   bool fail_load = false;
-  int fail_on_timed_window = -1;         // 0-based timed window that fails
+  int fail_on_timed_window = -1;                   // 0-based timed window that fails
   std::vector<double> window_latency_us = {1000};  // latency of window i (last repeats)
   std::vector<float> output = {1, 2, 3};
   std::string last_options_json;
@@ -51,20 +51,24 @@ class FakeRunner : public FrameworkRunner {
       return r;
     }
     const int w = windows_++;
-    if (w == fail_on_timed_window) return unavailable("peer ", name_, " exited with code 3 (stderr tail: boom)");
-    const double lat = window_latency_us[std::min<size_t>(static_cast<size_t>(w), window_latency_us.size() - 1)];
+    if (w == fail_on_timed_window)
+      return unavailable("peer ", name_, " exited with code 3 (stderr tail: boom)");
+    const double lat =
+        window_latency_us[std::min<size_t>(static_cast<size_t>(w), window_latency_us.size() - 1)];
     r.latencies_us.assign(static_cast<size_t>(iterations), lat);
     r.rss_bytes = 100 << 20;
     r.peak_rss_bytes = 200 << 20;
     return r;
   }
-  Result<std::vector<std::string>> outputs(const std::string&, const std::string& out_dir) override {
+  Result<std::vector<std::string>> outputs(const std::string&,
+                                           const std::string& out_dir) override {
     log_->push_back(name_ + ":outputs");
     Tensor t(DType::kFloat32, {static_cast<int64_t>(output.size())});
     for (size_t i = 0; i < output.size(); ++i) t.data<float>()[i] = output[i];
     OSPREY_RETURN_IF_ERROR(write_npy(out_dir + "/y.npy", t));
     return std::vector<std::string>{"y"};
   }
+
  private:
   std::string name_;
   std::vector<std::string>* log_;

@@ -49,11 +49,11 @@ TEST(BenchOrchestrator, FrameworksAlternateWindowByWindow) {
   BenchReport r = report_with_cells(1);
   ASSERT_TRUE(run_benchmark({&a, &b}, iterations_plan(6, 2, temp_dir("alt")), &r, nullptr).ok());
   const std::vector<std::string> want = {
-      "a:hello",    "b:hello",                                              // once per run
-      "a:load t1 fp32", "a:run 1+0", "a:run 1+1",                           // load, first inference, warmup
-      "b:load t1 fp32", "b:run 1+0", "b:run 1+1",
-      "a:run 2+0",  "b:run 2+0", "a:run 2+0", "b:run 2+0", "a:run 2+0", "b:run 2+0",  // A B A B A B
-      "a:outputs",  "b:outputs"};
+      "a:hello",        "b:hello",                 // once per run
+      "a:load t1 fp32", "a:run 1+0", "a:run 1+1",  // load, first inference, warmup
+      "b:load t1 fp32", "b:run 1+0", "b:run 1+1", "a:run 2+0", "b:run 2+0",
+      "a:run 2+0",      "b:run 2+0", "a:run 2+0", "b:run 2+0",  // A B A B A B
+      "a:outputs",      "b:outputs"};
   EXPECT_EQ(log, want);
   ASSERT_EQ(r.measurements.size(), 2u);
   for (const auto& m : r.measurements) {
@@ -74,7 +74,9 @@ TEST(BenchOrchestrator, EveryCellHasEveryFrameworkEvenUnavailableOrFailing) {
   broken.fail_load = true;
   flaky.fail_on_timed_window = 1;
   BenchReport r = report_with_cells(2);
-  ASSERT_TRUE(run_benchmark({&a, &gone, &broken, &flaky}, iterations_plan(4, 2, temp_dir("fail")), &r, nullptr).ok());
+  ASSERT_TRUE(run_benchmark({&a, &gone, &broken, &flaky}, iterations_plan(4, 2, temp_dir("fail")),
+                            &r, nullptr)
+                  .ok());
   ASSERT_EQ(r.measurements.size(), 2u * 4);
   ASSERT_EQ(r.frameworks.size(), 4u);
   EXPECT_FALSE(r.frameworks[1].available);
@@ -128,7 +130,8 @@ TEST(BenchOrchestrator, OutputsAreComparedWithTheReference) {
   b.output = {1, 2, 3.3f};
   c.output = {1, 2};
   BenchReport r = report_with_cells(1);
-  ASSERT_TRUE(run_benchmark({&a, &b, &c}, iterations_plan(2, 2, temp_dir("agree")), &r, nullptr).ok());
+  ASSERT_TRUE(
+      run_benchmark({&a, &b, &c}, iterations_plan(2, 2, temp_dir("agree")), &r, nullptr).ok());
   EXPECT_EQ(r.measurements[0].agreement_note, "reference for output agreement");
   ASSERT_EQ(r.measurements[1].agreement.size(), 1u);
   EXPECT_EQ(r.measurements[1].agreement_reference, "a");

@@ -71,8 +71,10 @@ TEST(BenchPeerProcess, CrashIsReportedWithStderrTail) {
   auto l = p.load(tiny_load());
   ASSERT_FALSE(l.ok());
   EXPECT_EQ(l.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(l.status().message().find("exited with code 3"), std::string::npos) << l.status().message();
-  EXPECT_NE(l.status().message().find("simulated crash while loading"), std::string::npos) << l.status().message();
+  EXPECT_NE(l.status().message().find("exited with code 3"), std::string::npos)
+      << l.status().message();
+  EXPECT_NE(l.status().message().find("simulated crash while loading"), std::string::npos)
+      << l.status().message();
   EXPECT_FALSE(p.running());
   // The next request starts a fresh process.
   EXPECT_TRUE(p.hello().ok());
@@ -96,7 +98,8 @@ TEST(BenchPeerProcess, HungPeerIsKilledAfterTheTimeout) {
   ASSERT_FALSE(h.ok());
   EXPECT_NE(h.status().message().find("did not answer 'hello' within 1 s"), std::string::npos)
       << h.status().message();
-  EXPECT_NE(h.status().message().find("hanging forever"), std::string::npos) << h.status().message();
+  EXPECT_NE(h.status().message().find("hanging forever"), std::string::npos)
+      << h.status().message();
   EXPECT_LT(s, 20.0);  // a generous bound: the point is that it returns at all
   EXPECT_FALSE(p.running());
 }
@@ -120,7 +123,8 @@ TEST(BenchPeerProcess, WrongLatencyCountIsAnError) {
   ASSERT_TRUE(p.load(tiny_load()).ok());
   auto r = p.run("/unused", 4, 0);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("3 latencies for 4 iterations"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("3 latencies for 4 iterations"), std::string::npos)
+      << r.status().message();
 }
 
 TEST(BenchPeerProcess, MissingAdapterOrInterpreter) {

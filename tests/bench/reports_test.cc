@@ -69,7 +69,8 @@ TEST(BenchReports, CsvHasHeaderAndOneRowPerMeasurement) {
   EXPECT_EQ(rows[0], header);
   EXPECT_EQ(rows[1].rfind("/m.onnx,default,1,1,fp32,osprey,9.9,ok,", 0), 0u) << rows[1];
   EXPECT_NE(rows[2].find("\"peer, \"\"quoted\"\"\""), std::string::npos) << rows[2];  // CSV quoting
-  EXPECT_NE(rows[3].find("unavailable,pip package gone not installed"), std::string::npos) << rows[3];
+  EXPECT_NE(rows[3].find("unavailable,pip package gone not installed"), std::string::npos)
+      << rows[3];
   EXPECT_NE(rows[5].find(",1,100,200,osprey,"), std::string::npos) << rows[5];  // ratio 1, RSS MiB
 }
 

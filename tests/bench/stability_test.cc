@@ -10,7 +10,7 @@ TEST(BenchStability, LastThreeWindowsWithinTolerance) {
   EXPECT_FALSE(is_stable({}, c));
   EXPECT_FALSE(is_stable({10, 10}, c));  // too few windows
   EXPECT_TRUE(is_stable({10, 10.5, 9.6}, c));
-  EXPECT_FALSE(is_stable({10, 10, 13}, c));             // 13 is 18% above the mean 11
+  EXPECT_FALSE(is_stable({10, 10, 13}, c));            // 13 is 18% above the mean 11
   EXPECT_TRUE(is_stable({50, 20, 10, 10.5, 9.6}, c));  // only the last three count
   EXPECT_FALSE(is_stable({10, 10.5, 9.6, 30}, c));
   EXPECT_FALSE(is_stable({0, 0, 0}, c));  // no meaningful mean
