@@ -15,5 +15,6 @@ using Action = std::function<Status()>;
 Action add_run_command(CLI::App& app);
 Action add_inspect_command(CLI::App& app);
 Action add_bench_command(CLI::App& app);
+Action add_serve_command(CLI::App& app);
 
 }  // namespace osprey::cli

@@ -27,7 +27,7 @@ std::string status_message(const osprey::Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Osprey: run, inspect and benchmark ONNX models", "osprey"};
+  CLI::App app{"Osprey: run, inspect, benchmark and serve ONNX models", "osprey"};
   app.set_version_flag("--version", std::string("osprey ") + OSPREY_VERSION);
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, osprey::cli::Action>> commands;
@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   add("run", osprey::cli::add_run_command(app));
   add("inspect", osprey::cli::add_inspect_command(app));
   add("bench", osprey::cli::add_bench_command(app));
+  add("serve", osprey::cli::add_serve_command(app));
 
   try {
     app.parse(argc, argv);

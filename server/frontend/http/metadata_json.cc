@@ -1,6 +1,13 @@
 #include "frontend/http/metadata_json.h"
 
 #include <google/protobuf/util/json_util.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <string_view>
 
 #include "frontend/http/json_params.h"
 #include "osprey_server/model_config.pb.h"
@@ -152,6 +159,39 @@ std::string statistics_json(const std::vector<ModelStats>& stats) {
   return finish(b);
 }
 
+namespace {
+
+// proto3's JSON mapping prints 64-bit integers as strings ("dims": ["3", "224"]); Triton's
+// clients and perf_analyzer read them as numbers, so these fields are turned back into numbers.
+bool is_int64_field(std::string_view key) {
+  return key == "dims" || key == "shape" || key == "versions" ||
+         key == "max_queue_delay_microseconds" || key == "default_timeout_microseconds";
+}
+
+bool parse_integer(const char* s, int64_t* out) {
+  if (*s == '\0') return false;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(s, &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+void numbers_for_int64_fields(rapidjson::Value& v, bool convert) {
+  int64_t n = 0;
+  if (convert && v.IsString() && parse_integer(v.GetString(), &n)) {
+    v.SetInt64(n);
+  } else if (v.IsArray()) {
+    for (auto& e : v.GetArray()) numbers_for_int64_fields(e, convert);
+  } else if (v.IsObject()) {
+    for (auto& m : v.GetObject())
+      numbers_for_int64_fields(m.value, is_int64_field(m.name.GetString()));
+  }
+}
+
+}  // namespace
+
 Result<std::string> model_config_json(const inference::ModelConfig& config) {
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
@@ -161,7 +201,15 @@ Result<std::string> model_config_json(const inference::ModelConfig& config) {
   if (!status.ok())
     return internal_error("cannot convert the configuration of model '", config.name(),
                           "' to JSON: ", status.ToString());
-  return json;
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  if (doc.HasParseError())
+    return internal_error("configuration JSON of model '", config.name(), "' does not parse back");
+  numbers_for_int64_fields(doc, false);
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  doc.Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 }  // namespace osprey::server::http
