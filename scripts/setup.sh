@@ -31,6 +31,8 @@ APT_PACKAGES=(
   python3-venv python3-torch python3-torchvision
   # OpenBLAS for Debian's torch (the torch peer): without it torch uses the reference BLAS
   libopenblas0
+  # headless Chromium renders the bench HTML report in its test
+  chromium fonts-dejavu-core
   # pip over HTTPS
   ca-certificates
 )
