@@ -47,5 +47,6 @@ std::unique_ptr<Pass> make_conv_mul_add_fold();
 std::unique_ptr<Pass> make_conv_add_fusion();
 std::unique_ptr<Pass> make_conv_activation_fusion();
 std::unique_ptr<Pass> make_matmul_add_fusion();
+std::unique_ptr<Pass> make_transpose_reshape_cancellation();
 
 }  // namespace osprey::passes

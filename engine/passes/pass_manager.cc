@@ -30,6 +30,7 @@ PassManager PassManager::with_default_passes(PassManagerOptions options) {
   pm.add(make_conv_add_fusion());
   pm.add(make_conv_activation_fusion());
   pm.add(make_matmul_add_fusion());
+  pm.add(make_transpose_reshape_cancellation());
   pm.add(make_dead_code_elimination());
   return pm;
 }

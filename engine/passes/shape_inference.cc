@@ -34,50 +34,6 @@ SymDim sym_dim(std::string s) {
   return SymDim{-1, std::move(s)};
 }
 
-// The dim of a broadcast: equal dims, a dim against 1, or a fixed size > 1 against anything
-// (the only size a successful run can have).
-SymDim broadcast_dim(const SymDim& a, const SymDim& b) {
-  if (a == b) return a;
-  if (a.fixed() && a.value == 1) return b;
-  if (b.fixed() && b.value == 1) return a;
-  if (a.fixed() && b.fixed()) return {};  // fails at run time
-  if (a.fixed() && a.value > 1) return a;
-  if (b.fixed() && b.value > 1) return b;
-  return {};
-}
-
-SymShape broadcast(const SymShape& a, const SymShape& b) {
-  const size_t r = std::max(a.size(), b.size());
-  SymShape out(r);
-  for (size_t i = 0; i < r; ++i) {
-    const SymDim one = fixed_dim(1);
-    const SymDim& da = i < r - a.size() ? one : a[i - (r - a.size())];
-    const SymDim& db = i < r - b.size() ? one : b[i - (r - b.size())];
-    out[i] = broadcast_dim(da, db);
-  }
-  return out;
-}
-
-// Output size of a sliding window over one spatial dim (Conv, pools).
-SymDim window_dim(const SymDim& in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe,
-                  const std::string& auto_pad, bool ceil_mode) {
-  if (!in.known() || k <= 0 || s <= 0 || d <= 0) return {};
-  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
-  if (auto_pad == "VALID") pb = pe = 0;
-  if (in.fixed()) {
-    if (same) return fixed_dim((in.value + s - 1) / s);
-    const int64_t span = in.value + pb + pe - ((k - 1) * d + 1);
-    if (span < 0) return {};
-    int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-    if (ceil_mode && (out - 1) * s >= in.value + pb) --out;
-    return fixed_dim(out);
-  }
-  if (same) return s == 1 ? in : sym_dim(str_cat("ceil(", in.sym, "/", s, ")"));
-  if (k == 1 && s == 1 && pb == 0 && pe == 0) return in;
-  return sym_dim(str_cat("win(", in.sym, ",", k, ",", s, ",", d, ",", pb, ",", pe, ",",
-                         ceil_mode ? 1 : 0, ")"));
-}
-
 class Inference {
  public:
   Inference(const ir::Graph& g, ShapeFacts& f) : g_(g), f_(f) {}
@@ -163,7 +119,7 @@ class Inference {
       SymShape s;
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         if (!known(n.inputs[i])) return;
-        s = i == 0 ? shape(n.inputs[0]) : broadcast(s, shape(n.inputs[i]));
+        s = i == 0 ? shape(n.inputs[0]) : broadcast_sym(s, shape(n.inputs[i]));
       }
       if (!n.inputs.empty()) set_shape(y, std::move(s));
     } else if (op == "Conv" || op == "FusedConv") {
@@ -257,8 +213,8 @@ class Inference {
     if (!window_attrs(n, nd, &strides, &dil, &pads)) return;
     const std::string ap = attr_string(n, "auto_pad", "NOTSET");
     for (size_t i = 0; i < nd; ++i)
-      out.push_back(
-          window_dim(x[i + 2], kernel[i], strides[i], dil[i], pads[i], pads[i + nd], ap, false));
+      out.push_back(window_sym_dim(x[i + 2], kernel[i], strides[i], dil[i], pads[i], pads[i + nd],
+                                   ap, false));
     set_shape(y, std::move(out));
   }
 
@@ -282,8 +238,8 @@ class Inference {
     const bool ceil_mode = attr_int(n, "ceil_mode", 0) != 0;
     SymShape out = {x[0], x[1]};
     for (size_t i = 0; i < nd; ++i)
-      out.push_back(window_dim(x[i + 2], kernel[i], strides[i], dil[i], pads[i], pads[i + nd], ap,
-                               ceil_mode));
+      out.push_back(window_sym_dim(x[i + 2], kernel[i], strides[i], dil[i], pads[i], pads[i + nd],
+                                   ap, ceil_mode));
     set_shape(y, std::move(out));
   }
 
@@ -300,7 +256,8 @@ class Inference {
     const bool a1 = a.size() == 1, b1 = b.size() == 1;
     if (a1) a.insert(a.begin(), fixed_dim(1));
     if (b1) b.push_back(fixed_dim(1));
-    SymShape out = broadcast(SymShape(a.begin(), a.end() - 2), SymShape(b.begin(), b.end() - 2));
+    SymShape out =
+        broadcast_sym(SymShape(a.begin(), a.end() - 2), SymShape(b.begin(), b.end() - 2));
     if (!a1) out.push_back(a[a.size() - 2]);
     if (!b1) out.push_back(b.back());
     set_shape(y, std::move(out));
@@ -514,25 +471,6 @@ class Inference {
 };
 
 }  // namespace
-
-bool ShapeFacts::same_shape(int a, int b) const {
-  if (a == ir::kNoValue || b == ir::kNoValue) return false;
-  const auto ia = static_cast<size_t>(a), ib = static_cast<size_t>(b);
-  if (!has_shape[ia] || !has_shape[ib] || shapes[ia].size() != shapes[ib].size()) return false;
-  for (size_t i = 0; i < shapes[ia].size(); ++i)
-    if (!(shapes[ia][i] == shapes[ib][i])) return false;
-  return true;
-}
-
-bool ShapeFacts::fixed_shape(int id, std::vector<int64_t>* dims) const {
-  if (id == ir::kNoValue || !has_shape[static_cast<size_t>(id)]) return false;
-  dims->clear();
-  for (const SymDim& d : shapes[static_cast<size_t>(id)]) {
-    if (!d.fixed()) return false;
-    dims->push_back(d.value);
-  }
-  return true;
-}
 
 ShapeFacts infer_shapes(const ir::Graph& g, bool in_subgraph) {
   ShapeFacts f;

@@ -40,6 +40,14 @@ struct ShapeFacts {
   bool fixed_shape(int id, std::vector<int64_t>* dims) const;
 };
 
+// Dim arithmetic (shape_dims.cc). A broadcast dim is the common dim, the dim against a 1, or a
+// fixed size > 1 against anything (the only size a successful run can have); else unknown.
+SymShape broadcast_sym(const SymShape& a, const SymShape& b);
+// Output size of a sliding window (Conv, pools) over one spatial dim; symbolic inputs give a
+// symbol naming the computation.
+SymDim window_sym_dim(const SymDim& in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe,
+                      const std::string& auto_pad, bool ceil_mode);
+
 // In a subgraph the declared input types are not trusted: its inputs start unknown.
 ShapeFacts infer_shapes(const ir::Graph& g, bool in_subgraph);
 
