@@ -20,14 +20,23 @@ struct ConvCase {
 std::vector<ConvCase> conv_cases() {
   return {
       {"1x1", {1, 16, 7, 7}, {32, 16, 1, 1}, true, {}},
-      {"3x3_stride2_odd", {2, 5, 11, 9}, {7, 5, 3, 3}, true,
+      {"3x3_stride2_odd",
+       {2, 5, 11, 9},
+       {7, 5, 3, 3},
+       true,
        {{"strides", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}}},
-      {"depthwise", {1, 24, 10, 10}, {24, 1, 3, 3}, true,
+      {"depthwise",
+       {1, 24, 10, 10},
+       {24, 1, 3, 3},
+       true,
        {{"group", int_attr(24)}, {"pads", ints_attr({1, 1, 1, 1})}}},
       {"groups", {3, 6, 8, 8}, {4, 3, 3, 3}, false, {{"group", int_attr(2)}}},
       {"asymmetric_pads", {1, 3, 9, 8}, {17, 3, 3, 2}, true, {{"pads", ints_attr({0, 1, 2, 0})}}},
       {"dilated", {1, 4, 13, 13}, {6, 4, 3, 3}, false, {{"dilations", ints_attr({2, 3})}}},
-      {"same_upper", {1, 3, 10, 7}, {5, 3, 4, 3}, true,
+      {"same_upper",
+       {1, 3, 10, 7},
+       {5, 3, 4, 3},
+       true,
        {{"auto_pad", string_attr("SAME_UPPER")}, {"strides", ints_attr({2, 2})}}},
       {"same_lower", {1, 3, 10, 7}, {5, 3, 4, 3}, false, {{"auto_pad", string_attr("SAME_LOWER")}}},
       {"valid", {2, 3, 6, 6}, {2, 3, 3, 3}, true, {{"auto_pad", string_attr("VALID")}}},
@@ -83,7 +92,8 @@ TEST(CpuConv, CacheServesSeveralInputShapes) {
   NodeRunner fast("Conv", "", 11, attrs, Device::cpu, {Tensor(), w, b});
   NodeRunner ref("Conv", "", 11, attrs, Device::ref);
   uint32_t seed = 20;
-  for (Shape s : {Shape{1, 3, 10, 10}, Shape{2, 3, 15, 7}, Shape{1, 3, 10, 10}, Shape{1, 3, 3, 3}}) {
+  for (Shape s :
+       {Shape{1, 3, 10, 10}, Shape{2, 3, 15, 7}, Shape{1, 3, 10, 10}, Shape{1, 3, 3, 3}}) {
     const Tensor x = random_tensor(s, seed++);
     auto got = fast.run({x, w, b});
     auto want = ref.run({x, w, b});
@@ -147,9 +157,17 @@ struct ActCase {
 };
 
 const std::vector<ActCase> kActivations = {
-    {"", {}},           {"Relu", {}},          {"Clip", {-0.3f, 0.4f}}, {"LeakyRelu", {0.1f}},
-    {"Sigmoid", {}},    {"HardSigmoid", {0.3f, 0.4f}}, {"HardSwish", {}}, {"Tanh", {}},
-    {"Silu", {}},       {"Gelu", {}},          {"GeluTanh", {}},
+    {"", {}},
+    {"Relu", {}},
+    {"Clip", {-0.3f, 0.4f}},
+    {"LeakyRelu", {0.1f}},
+    {"Sigmoid", {}},
+    {"HardSigmoid", {0.3f, 0.4f}},
+    {"HardSwish", {}},
+    {"Tanh", {}},
+    {"Silu", {}},
+    {"Gelu", {}},
+    {"GeluTanh", {}},
 };
 
 TEST(CpuFusedConv, MatchesReferenceForEveryActivationWithBiasAndResidual) {
@@ -204,9 +222,9 @@ TEST(CpuFusedConv, BadActivationIsAClearError) {
                     Device::cpu);
   expect_invalid(params.run({random_tensor({1, 1, 2, 2}, 1), w}), "activation_params");
   NodeRunner z_shape("FusedConv", "com.osprey", 1, {}, Device::cpu);
-  expect_invalid(z_shape.run({random_tensor({1, 1, 2, 2}, 1), w, Tensor(),
-                              random_tensor({1, 2, 2, 1}, 3)}),
-                 "residual Z");
+  expect_invalid(
+      z_shape.run({random_tensor({1, 1, 2, 2}, 1), w, Tensor(), random_tensor({1, 2, 2, 1}, 3)}),
+      "residual Z");
 }
 
 }  // namespace

@@ -48,15 +48,15 @@ TEST(CpuMatMul, Registered) {
 TEST(CpuMatMul, MatchesReferenceOnAwkwardShapes) {
   const std::vector<std::pair<Shape, Shape>> shapes = {
       {{3, 5}, {5, 7}},
-      {{2, 3, 17, 33}, {33, 19}},       // batch folded into M, B constant 2-D
-      {{2, 1, 4, 6}, {3, 6, 5}},        // broadcast batch dims on both sides
-      {{4, 6}, {2, 6, 3}},              // A broadcast over B's batch
-      {{2, 3, 5, 4}, {2, 3, 4, 18}},    // equal batch dims
-      {{7}, {7, 3}},                    // 1-D A
-      {{2, 5, 7}, {7}},                 // 1-D B
+      {{2, 3, 17, 33}, {33, 19}},     // batch folded into M, B constant 2-D
+      {{2, 1, 4, 6}, {3, 6, 5}},      // broadcast batch dims on both sides
+      {{4, 6}, {2, 6, 3}},            // A broadcast over B's batch
+      {{2, 3, 5, 4}, {2, 3, 4, 18}},  // equal batch dims
+      {{7}, {7, 3}},                  // 1-D A
+      {{2, 5, 7}, {7}},               // 1-D B
       {{1, 1}, {1, 1}},
       {{1, 130}, {130, 1}},
-      {{3, 0}, {0, 4}},                 // K = 0: zeros
+      {{3, 0}, {0, 4}},  // K = 0: zeros
   };
   uint32_t seed = 1;
   for (const auto& [a, b] : shapes) {
@@ -102,7 +102,8 @@ TEST(CpuMatMul, ConcurrentRunsOnOnePreparedNodeAgree) {
 
 TEST(CpuMatMul, BadShapesAreClearErrors) {
   NodeRunner fast("MatMul", "", 13, {}, Device::cpu);
-  expect_invalid(fast.run({random_tensor({2, 3}, 1), random_tensor({4, 5}, 2)}), "inner dimensions");
+  expect_invalid(fast.run({random_tensor({2, 3}, 1), random_tensor({4, 5}, 2)}),
+                 "inner dimensions");
   expect_invalid(fast.run({random_tensor({2, 2, 3}, 1), random_tensor({3, 3, 5}, 2)}), "");
 }
 
@@ -112,11 +113,14 @@ TEST(CpuGemm, MatchesReferenceForTransposesScalesAndEveryC) {
   for (int ta = 0; ta < 2; ++ta)
     for (int tb = 0; tb < 2; ++tb)
       for (Shape c : {Shape{}, Shape{N}, Shape{1, N}, Shape{M, 1}, Shape{M, N}, Shape{1}})
-        for (auto [alpha, beta] : {std::pair{1.0f, 1.0f}, {0.5f, 1.0f}, {1.0f, -2.0f}, {1.5f, 0.0f}}) {
+        for (auto [alpha, beta] :
+             {std::pair{1.0f, 1.0f}, {0.5f, 1.0f}, {1.0f, -2.0f}, {1.5f, 0.0f}}) {
           SCOPED_TRACE(str_cat("transA=", ta, " transB=", tb, " C=", shape_to_string(c),
                                " alpha=", alpha, " beta=", beta));
-          const Attrs attrs = {{"transA", int_attr(ta)}, {"transB", int_attr(tb)},
-                               {"alpha", float_attr(alpha)}, {"beta", float_attr(beta)}};
+          const Attrs attrs = {{"transA", int_attr(ta)},
+                               {"transB", int_attr(tb)},
+                               {"alpha", float_attr(alpha)},
+                               {"beta", float_attr(beta)}};
           const Tensor a = random_tensor(ta ? Shape{K, M} : Shape{M, K}, seed++);
           const Tensor b = random_tensor(tb ? Shape{N, K} : Shape{K, N}, seed++);
           check_against_reference("Gemm", "", attrs, {a, b, random_tensor(c, seed++)});
@@ -126,9 +130,9 @@ TEST(CpuGemm, MatchesReferenceForTransposesScalesAndEveryC) {
 
 TEST(CpuGemm, BadCIsAClearError) {
   NodeRunner fast("Gemm", "", 13, {}, Device::cpu);
-  expect_invalid(fast.run({random_tensor({2, 3}, 1), random_tensor({3, 4}, 2),
-                           random_tensor({3, 4}, 3)}),
-                 "cannot be broadcast");
+  expect_invalid(
+      fast.run({random_tensor({2, 3}, 1), random_tensor({3, 4}, 2), random_tensor({3, 4}, 3)}),
+      "cannot be broadcast");
 }
 
 // ---- FusedMatMul: Y = act(A . B + bias + Z)
@@ -136,9 +140,17 @@ TEST(CpuGemm, BadCIsAClearError) {
 TEST(CpuFusedMatMul, MatchesReferenceWithBiasResidualAndActivations) {
   ASSERT_NE(find_kernel("FusedMatMul", "com.osprey", 1, DType::kFloat32, true), nullptr);
   const std::vector<std::pair<std::string, std::vector<float>>> acts = {
-      {"", {}},         {"Relu", {}},  {"Gelu", {}},          {"GeluTanh", {}},
-      {"Clip", {-0.2f, 0.3f}}, {"LeakyRelu", {0.2f}}, {"HardSigmoid", {0.2f, 0.5f}},
-      {"Sigmoid", {}},  {"Tanh", {}},  {"Silu", {}},          {"HardSwish", {}}};
+      {"", {}},
+      {"Relu", {}},
+      {"Gelu", {}},
+      {"GeluTanh", {}},
+      {"Clip", {-0.2f, 0.3f}},
+      {"LeakyRelu", {0.2f}},
+      {"HardSigmoid", {0.2f, 0.5f}},
+      {"Sigmoid", {}},
+      {"Tanh", {}},
+      {"Silu", {}},
+      {"HardSwish", {}}};
   uint32_t seed = 70;
   for (const auto& [act, params] : acts)
     for (int tb = 0; tb < 2; ++tb)
@@ -158,11 +170,15 @@ TEST(CpuFusedMatMul, MatchesReferenceWithBiasResidualAndActivations) {
 
 TEST(CpuFusedMatMul, BadInputsAreClearErrors) {
   NodeRunner fast("FusedMatMul", "com.osprey", 1, {}, Device::cpu);
-  expect_invalid(fast.run({random_tensor({2, 4}, 1), random_tensor({4, 3}, 2), random_tensor({4}, 3)}),
-                 "bias has shape");
-  expect_invalid(fast.run({random_tensor({2, 4}, 1), random_tensor({2, 4, 3}, 2)}), "B must be 2-D");
-  NodeRunner act("FusedMatMul", "com.osprey", 1, {{"activation", string_attr("Nope")}}, Device::cpu);
-  expect_invalid(act.run({random_tensor({2, 4}, 1), random_tensor({4, 3}, 2)}), "unknown activation");
+  expect_invalid(
+      fast.run({random_tensor({2, 4}, 1), random_tensor({4, 3}, 2), random_tensor({4}, 3)}),
+      "bias has shape");
+  expect_invalid(fast.run({random_tensor({2, 4}, 1), random_tensor({2, 4, 3}, 2)}),
+                 "B must be 2-D");
+  NodeRunner act("FusedMatMul", "com.osprey", 1, {{"activation", string_attr("Nope")}},
+                 Device::cpu);
+  expect_invalid(act.run({random_tensor({2, 4}, 1), random_tensor({4, 3}, 2)}),
+                 "unknown activation");
 }
 
 }  // namespace

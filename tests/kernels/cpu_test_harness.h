@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "kernel_harness.h"
 #include "kernels/kernel.h"
 #include "kernels/registry.h"
-#include "kernel_harness.h"
 #include "threading/thread_pool.h"
 
 namespace osprey::testing {
@@ -30,8 +30,8 @@ class NodeRunner {
     node_.opset = opset;
     node_.attributes = std::move(attrs);
     node_.outputs = {0};
-    kernel_ = find_kernel(node_.op_type, node_.domain, opset, DType::kFloat32,
-                          device == Device::ref);
+    kernel_ =
+        find_kernel(node_.op_type, node_.domain, opset, DType::kFloat32, device == Device::ref);
     if (!kernel_ || kernel_->device != device) {
       kernel_ = nullptr;
       return;

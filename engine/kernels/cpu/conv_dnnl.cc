@@ -61,8 +61,8 @@ Status check_inputs(const KernelContext& ctx, bool fused) {
   return Status::Ok();
 }
 
-Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvState& st,
-                                               int threads, bool packable) {
+Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvState& st, int threads,
+                                               bool packable) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
   const int64_t group = ctx.attr_int("group", 1);
@@ -169,7 +169,8 @@ Status run_conv(KernelContext& ctx, bool fused) {
   key.push_back(-1);
   key.insert(key.end(), w.shape().begin(), w.shape().end());
   return guarded("convolution", [&]() -> Status {
-    OSPREY_ASSIGN_OR_RETURN(auto e, st->cache.get(key, [&] { return build(ctx, *st, threads, packable); }));
+    OSPREY_ASSIGN_OR_RETURN(auto e,
+                            st->cache.get(key, [&] { return build(ctx, *st, threads, packable); }));
     if (has_bias && (ctx.input(2).rank() != 1 || ctx.input(2).dim(0) != e->M))
       return invalid_argument("bias has shape ", shape_to_string(ctx.input(2).shape()),
                               ", expected [", e->M, "]");
@@ -226,8 +227,12 @@ Result<std::shared_ptr<KernelState>> prepare(const KernelContext& ctx, bool fuse
 
 }  // namespace
 
-Status conv(KernelContext& ctx) { return run_conv(ctx, false); }
-Status fused_conv(KernelContext& ctx) { return run_conv(ctx, true); }
+Status conv(KernelContext& ctx) {
+  return run_conv(ctx, false);
+}
+Status fused_conv(KernelContext& ctx) {
+  return run_conv(ctx, true);
+}
 Result<std::shared_ptr<KernelState>> prepare_conv(const KernelContext& ctx) {
   return prepare(ctx, false);
 }

@@ -25,9 +25,9 @@ Status read_activation(const KernelContext& ctx, Activation* act) {
     size_t params;
   };
   static constexpr Known kKnown[] = {
-      {"", 0},          {"Relu", 0},      {"Clip", 2},        {"LeakyRelu", 1},
-      {"Sigmoid", 0},   {"HardSigmoid", 2}, {"HardSwish", 0}, {"Tanh", 0},
-      {"Silu", 0},      {"Gelu", 0},      {"GeluTanh", 0},
+      {"", 0},        {"Relu", 0},        {"Clip", 2},      {"LeakyRelu", 1},
+      {"Sigmoid", 0}, {"HardSigmoid", 2}, {"HardSwish", 0}, {"Tanh", 0},
+      {"Silu", 0},    {"Gelu", 0},        {"GeluTanh", 0},
   };
   act->name = ctx.attr_string("activation", "");
   act->params = ctx.attr_floats("activation_params");
@@ -46,18 +46,27 @@ void append_activation(const Activation& act, dnnl::post_ops* ops) {
   const std::string& n = act.name;
   const auto& p = act.params;
   if (n.empty()) return;
-  if (n == "Relu") ops->append_eltwise(1.0f, A::eltwise_relu, 0.0f, 0.0f);
-  else if (n == "LeakyRelu") ops->append_eltwise(1.0f, A::eltwise_relu, p[0], 0.0f);
-  else if (n == "Clip") ops->append_eltwise(1.0f, A::eltwise_clip_v2, p[0], p[1]);
-  else if (n == "Sigmoid") ops->append_eltwise(1.0f, A::eltwise_logistic, 0.0f, 0.0f);
+  if (n == "Relu")
+    ops->append_eltwise(1.0f, A::eltwise_relu, 0.0f, 0.0f);
+  else if (n == "LeakyRelu")
+    ops->append_eltwise(1.0f, A::eltwise_relu, p[0], 0.0f);
+  else if (n == "Clip")
+    ops->append_eltwise(1.0f, A::eltwise_clip_v2, p[0], p[1]);
+  else if (n == "Sigmoid")
+    ops->append_eltwise(1.0f, A::eltwise_logistic, 0.0f, 0.0f);
   else if (n == "HardSigmoid") {  // max(0, min(1, alpha * x + beta))
     ops->append_eltwise(1.0f, A::eltwise_linear, p[0], p[1]);
     ops->append_eltwise(1.0f, A::eltwise_clip_v2, 0.0f, 1.0f);
-  } else if (n == "HardSwish") ops->append_eltwise(1.0f, A::eltwise_hardswish, 0.0f, 0.0f);
-  else if (n == "Tanh") ops->append_eltwise(1.0f, A::eltwise_tanh, 0.0f, 0.0f);
-  else if (n == "Silu") ops->append_eltwise(1.0f, A::eltwise_swish, 1.0f, 0.0f);
-  else if (n == "Gelu") ops->append_eltwise(1.0f, A::eltwise_gelu_erf, 0.0f, 0.0f);
-  else if (n == "GeluTanh") ops->append_eltwise(1.0f, A::eltwise_gelu_tanh, 0.0f, 0.0f);
+  } else if (n == "HardSwish")
+    ops->append_eltwise(1.0f, A::eltwise_hardswish, 0.0f, 0.0f);
+  else if (n == "Tanh")
+    ops->append_eltwise(1.0f, A::eltwise_tanh, 0.0f, 0.0f);
+  else if (n == "Silu")
+    ops->append_eltwise(1.0f, A::eltwise_swish, 1.0f, 0.0f);
+  else if (n == "Gelu")
+    ops->append_eltwise(1.0f, A::eltwise_gelu_erf, 0.0f, 0.0f);
+  else if (n == "GeluTanh")
+    ops->append_eltwise(1.0f, A::eltwise_gelu_tanh, 0.0f, 0.0f);
 }
 
 Buffer::Buffer(size_t bytes) {
@@ -68,7 +77,9 @@ Buffer::Buffer(size_t bytes) {
   ptr_.reset(p);
 }
 
-void Buffer::Free::operator()(void* p) const { std::free(p); }
+void Buffer::Free::operator()(void* p) const {
+  std::free(p);
+}
 
 void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args,
              const dnnl::memory::desc& scratch_md) {

@@ -40,8 +40,8 @@ Status guarded(const char* what, F&& fn) {
 
 // A fused activation (com.osprey ops' `activation` + `activation_params`).
 struct Activation {
-  std::string name;            // "" = none
-  std::vector<float> params;   // checked count
+  std::string name;           // "" = none
+  std::vector<float> params;  // checked count
 };
 Status read_activation(const KernelContext& ctx, Activation* act);
 // Appends the activation's eltwise post-op(s) to `ops`.

@@ -22,8 +22,8 @@ memory::desc matrix_desc(int64_t rows, int64_t cols, bool transposed) {
   return memory::desc({rows, cols}, memory::data_type::f32, strides);
 }
 
-Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2D& p,
-                                                 int threads, bool packable) {
+Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2D& p, int threads,
+                                                 bool packable) {
   auto e = std::make_shared<MatMulEntry>();
   e->a_md = matrix_desc(p.M, p.K, p.trans_a);
   e->b_plain = matrix_desc(p.K, p.N, p.trans_b);
@@ -65,8 +65,8 @@ Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2
 
 Result<std::shared_ptr<const MatMulEntry>> entry_for(MatMulState& st, const Product2D& p,
                                                      int threads, bool packable) {
-  const std::vector<int64_t> key = {threads, p.M, p.K, p.N, p.trans_a, p.trans_b, p.has_bias,
-                                    p.beta != 0.0f, packable};
+  const std::vector<int64_t> key = {
+      threads, p.M, p.K, p.N, p.trans_a, p.trans_b, p.has_bias, p.beta != 0.0f, packable};
   return st.cache.get(key, [&] { return build(st, p, threads, packable); });
 }
 

@@ -68,7 +68,8 @@ Status matmul(KernelContext& ctx) {
   p.N = N;
   std::vector<const float*> ap, bp;
   std::vector<float*> yp;
-  ref::StridedIter it(batch, {ref::broadcast_strides(ab, batch), ref::broadcast_strides(bb, batch)});
+  ref::StridedIter it(batch,
+                      {ref::broadcast_strides(ab, batch), ref::broadcast_strides(bb, batch)});
   for (int64_t i = 0; i < batches; ++i, it.next()) {
     ap.push_back(A.data<float>() + it.offset(0) * M * K);
     bp.push_back(B.data<float>() + it.offset(1) * K * N);
@@ -88,7 +89,11 @@ Status fused_matmul(KernelContext& ctx) {
   }
   if (!ctx.has_input(0) || !ctx.has_input(1)) return invalid_argument("A and B are required");
   for (int i = 0; i < 4; ++i)
-    OSPREY_RETURN_IF_ERROR(require_f32(ctx, i, i == 0 ? "A" : i == 1 ? "B" : i == 2 ? "bias" : "residual Z"));
+    OSPREY_RETURN_IF_ERROR(require_f32(ctx, i,
+                                       i == 0   ? "A"
+                                       : i == 1 ? "B"
+                                       : i == 2 ? "bias"
+                                                : "residual Z"));
   const int64_t trans_b = ctx.attr_int("trans_b", 0);
   if (trans_b != 0 && trans_b != 1) return invalid_argument("trans_b must be 0 or 1");
   const Tensor& A = ctx.input(0);
