@@ -1,0 +1,108 @@
+"""End-to-end: `osprey bench` on a tiny model (written here with onnx.helper) with osprey and
+onnxruntime, then `osprey select` on its results.json. Checks exit codes, that a recommendation
+line appears, that --json parses and names a candidate that was measured, that the same input
+gives the same bytes, and that an impossible constraint exits 1 saying why each candidate failed.
+Timing values are never asserted.
+
+    python tests/bench/select/select_e2e_test.py build-select/cli/osprey
+Exit 0 = pass, 1 = fail, 77 = skipped (onnx not importable)."""
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def tiny_model(path):
+    import numpy as np
+    from onnx import TensorProto, helper, save
+
+    w = np.linspace(-1, 1, 8 * 5, dtype=np.float32).reshape(8, 5)
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["h"]), helper.make_node("MatMul", ["h", "w"], ["y"])],
+        "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5])],
+        [helper.make_tensor("w", TensorProto.FLOAT, [8, 5], w.flatten().tolist())])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+
+
+def run(osprey, *args):
+    r = subprocess.run([osprey, *args], capture_output=True, text=True, timeout=300)
+    return r.returncode, r.stdout, r.stderr
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    osprey = sys.argv[1]
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        print("skipped: onnx is not importable", file=sys.stderr)
+        return 77
+    tmp = Path(tempfile.mkdtemp(prefix="osprey_select_e2e_"))
+    model = tmp / "tiny.onnx"
+    tiny_model(model)
+    out = tmp / "bench"
+    rc, so, se = run(osprey, "bench", str(model), "--frameworks", "osprey,onnxruntime", "--threads", "1",
+                     "--batch", "1,2", "--warmup", "1", "--iterations", "6", "--window", "3", "--out", str(out))
+    check(rc == 0, f"osprey bench exits 0 (rc {rc}, stderr {se[-800:]})")
+    if rc != 0:
+        return 1
+    results = str(out / "results.json")
+    measured = {(m["framework"], m["cell"]) for m in json.load(open(results))["measurements"]
+                if m["status"] == "ok"}
+    check(len(measured) >= 2, f"osprey measured both batches: {measured}")
+
+    rc, text, se = run(osprey, "select", results)
+    check(rc == 0, f"select exits 0 (rc {rc}, stderr {se})")
+    check(any(l.startswith("Recommended: ") for l in text.splitlines()), f"a recommendation line: {text}")
+    check("rank  framework" in text, f"a ranking table: {text}")
+    rc2, text2, _ = run(osprey, "select", results)
+    check(rc2 == 0 and text2 == text, "same input, same output")
+
+    rc, js, se = run(osprey, "select", results, "--json", "--sla", "p99<=10s", "--min-agreement", "cosine>=0.999",
+                     "--weights", "latency=1,throughput=1")
+    check(rc == 0, f"select --json exits 0 (rc {rc}, stderr {se})")
+    if rc == 0:
+        doc = json.loads(js)
+        rec = doc["recommendation"]
+        check(rec is not None and rec["framework"] in ("osprey", "onnxruntime"), f"recommendation: {rec}")
+        check(rec["config"]["threads"] == 1 and rec["config"]["batch"] in (1, 2), f"config: {rec}")
+        check(doc["weights"]["latency"] == 0.5 and doc["weights"]["memory"] == 0, f"weights: {doc['weights']}")
+        check(len(doc["ranking"]) + len(doc["ineligible"]) == 4, "2 batches x 2 frameworks considered")
+        for r in doc["ranking"][1:]:
+            check(r["why_lost"] != "", f"every loser says why: {r}")
+
+    rc, text, se = run(osprey, "select", results, "--sla", "p50<=0.000001ms")
+    check(rc == 1, f"impossible SLA exits 1 (rc {rc})")
+    check("no candidate meets the constraints" in se and "p50" in se, f"says why each failed: {se}")
+    check("Why each failed:" in text, f"stdout lists the failures: {text}")
+
+    rc, _, se = run(osprey, "select", results, "--sla", "p99<30ms")
+    check(rc == 1 and "'p99<30ms'" in se, f"bad --sla names its token: {se}")
+    rc, _, se = run(osprey, "select", results, "--weights", "speed=1")
+    check(rc == 1 and "'speed'" in se, f"bad --weights names the criterion: {se}")
+    rc, _, se = run(osprey, "select", str(tmp / "missing.json"))
+    check(rc == 1 and "missing.json" in se, f"missing file is named: {se}")
+
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed", file=sys.stderr)
+        return 1
+    print("select_e2e: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
