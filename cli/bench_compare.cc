@@ -18,6 +18,7 @@
 #include "core/schedule.h"
 #include "format.h"
 #include "osprey/npy.h"
+#include "report/html_report.h"
 
 namespace osprey::cli {
 namespace {
@@ -345,6 +346,7 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
   report.wall_s = ms_since(start) / 1000.0;
   for (auto* r : runners) r->quit();
   OSPREY_RETURN_IF_ERROR(bench::write_reports(report, out));
+  OSPREY_RETURN_IF_ERROR(bench::write_html_report(report, out));
 
   for (const auto& m : report.measurements) {
     const bench::Cell& c = report.cells[m.cell];
@@ -356,8 +358,8 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
       std::printf("%-28s %-12s %s: %s\n", c.id.c_str(), m.framework.c_str(),
                   bench::cell_status_name(m.status), m.reason.c_str());
   }
-  std::printf("reports: %s/results.csv, %s/results.json, %s/summary.md\n", out.c_str(), out.c_str(),
-              out.c_str());
+  std::printf("reports: %s/results.csv, %s/results.json, %s/summary.md, %s/report.html\n",
+              out.c_str(), out.c_str(), out.c_str(), out.c_str());
   return Status::Ok();
 }
 
