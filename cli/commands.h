@@ -17,5 +17,6 @@ Action add_inspect_command(CLI::App& app);
 Action add_bench_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
 Action add_select_command(CLI::App& app);
+Action add_perf_command(CLI::App& app);
 
 }  // namespace osprey::cli

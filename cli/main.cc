@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   add("bench", osprey::cli::add_bench_command(app));
   add("serve", osprey::cli::add_serve_command(app));
   add("select", osprey::cli::add_select_command(app));
+  add("perf", osprey::cli::add_perf_command(app));
 
   try {
     app.parse(argc, argv);
