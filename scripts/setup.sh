@@ -34,7 +34,7 @@ APT_PACKAGES=(
   # headless Chromium renders the bench HTML report in its test
   chromium fonts-dejavu-core
   # pip over HTTPS
-  ca-certificates
+  ca-certificates curl
 )
 
 log() { printf '[setup] %s\n' "$*"; }
