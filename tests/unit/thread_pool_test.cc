@@ -1,6 +1,7 @@
 #include "threading/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
@@ -172,6 +173,41 @@ TEST(ThreadPool, NestedCallsOnSamePool) {
   }
 }
 
+// A call made from inside another call's fn runs inline on the calling thread, as one range.
+TEST(ThreadPool, NestedCallRunsInlineOnTheCallingThread) {
+  ThreadPool outer(2), inner(4);
+  std::atomic<int> not_inline{0}, inner_calls{0};
+  outer.parallel_for(2, kExpensive, [&](int64_t, int64_t) {
+    const auto me = std::this_thread::get_id();
+    inner.parallel_for(1000, kExpensive, [&](int64_t b, int64_t e) {
+      inner_calls.fetch_add(1);
+      if (std::this_thread::get_id() != me || b != 0 || e != 1000) not_inline.fetch_add(1);
+    });
+  });
+  EXPECT_EQ(inner_calls.load(), 2);
+  EXPECT_EQ(not_inline.load(), 0);
+}
+
+// parallel_for runs on an OpenMP team (the runtime oneDNN uses) whose thread 0 is the caller,
+// sized min(threads, chunks); after the call the caller is outside any region again.
+TEST(ThreadPool, RunsOnAnOpenMpTeamLedByTheCaller) {
+  ThreadPool pool(3);
+  const auto caller = std::this_thread::get_id();
+  std::atomic<int> started{0}, wrong{0};
+  pool.parallel_for(3, kExpensive, [&](int64_t, int64_t) {
+    if (!omp_in_parallel() || omp_get_num_threads() != 3) wrong.fetch_add(1);
+    if ((omp_get_thread_num() == 0) != (std::this_thread::get_id() == caller)) wrong.fetch_add(1);
+    started.fetch_add(1);
+    if (!wait_for_count(started, 3)) wrong.fetch_add(1);
+  });
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_FALSE(omp_in_parallel());
+  // Fewer chunks than threads: a smaller team.
+  std::atomic<int> team{0};
+  pool.parallel_for(2, kExpensive, [&](int64_t, int64_t) { team = omp_get_num_threads(); });
+  EXPECT_EQ(team.load(), 2);
+}
+
 // Two "sessions" with a pool each, more threads than cores, used at once: both finish, correctly.
 TEST(ThreadPool, SeveralPoolsShareCores) {
   const int cores = static_cast<int>(std::max<size_t>(cpu::affinity_cpus().size(), 1));
@@ -198,16 +234,19 @@ TEST(ThreadPool, SeveralPoolsShareCores) {
   EXPECT_LT(secs, 15.0);
 }
 
+// After its last call a pool's OpenMP workers spin for a bounded time, then sleep: once that
+// spin is over (well under the 500 ms waited here), the process uses no CPU.
 TEST(ThreadPool, IdlePoolUsesNoCpu) {
   ThreadPool pool(4);
   std::atomic<int64_t> sum{0};
   for (int iter = 0; iter < 20; ++iter)
     pool.parallel_for(4096, kExpensive, [&](int64_t b, int64_t e) { sum.fetch_add(e - b); });
   EXPECT_EQ(sum.load(), 20 * 4096);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const double before = process_cpu_seconds();
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const double used = process_cpu_seconds() - before;
-  EXPECT_LT(used, 0.02) << "an idle pool of 4 used " << used << " s of CPU in 200 ms";
+  EXPECT_LT(used, 0.02) << "an idle pool of 4 used " << used << " s of CPU in 300 ms";
 }
 
 TEST(ThreadPool, PinnedWorkersRunOnTheirCpu) {
