@@ -9,6 +9,14 @@ DIR/
                                                (the model Triton's client examples use)
   mobilenetv2/    config.pbtxt, 1/model.onnx   from the zoo (tools/zoo/make_zoo.py), batched
                                                dynamically (preferred 4, 8; 2 ms delay)
+  mobilenetv2_image/ config.pbtxt, labels.txt, 1/model.onnx   the same model behind the
+                                               server's image stage: clients send JPEG/PNG as
+                                               BYTES (resize 256, center crop 224, ImageNet
+                                               mean/std, NCHW) and may ask for
+                                               "classification": K (softmax, then top-K labels)
+
+labels.txt holds the ImageNet class names from torchvision's installed metadata
+(torchvision.models._meta) when torchvision is importable, else "class_0" .. "class_999".
 
 Model files are copied (not linked) so the repository can be moved or edited freely.
 """
@@ -59,6 +67,41 @@ dynamic_batching {
 }
 instance_group [ { count: 1 kind: KIND_CPU } ]
 """
+
+MOBILENET_IMAGE_CONFIG = """\
+name: "mobilenetv2_image"
+platform: "onnxruntime_onnx"
+max_batch_size: 8
+input [ { name: "image" data_type: TYPE_STRING dims: [ 1 ] } ]
+output [ { name: "logits" data_type: TYPE_FP32 dims: [ 1000 ] label_filename: "labels.txt" } ]
+dynamic_batching { max_queue_delay_microseconds: 2000 }
+instance_group [ { count: 1 kind: KIND_CPU } ]
+parameters { key: "preprocess" value { string_value: "image" } }
+parameters { key: "image_input" value { string_value: "input" } }
+parameters { key: "resize" value { string_value: "center_crop" } }
+parameters { key: "resize_shorter" value { string_value: "256" } }
+parameters { key: "size" value { string_value: "224" } }
+parameters { key: "scale" value { string_value: "1/255" } }
+parameters { key: "mean" value { string_value: "0.485,0.456,0.406" } }
+parameters { key: "std" value { string_value: "0.229,0.224,0.225" } }
+parameters { key: "layout" value { string_value: "NCHW" } }
+parameters { key: "color" value { string_value: "RGB" } }
+parameters { key: "classification_softmax" value { string_value: "true" } }
+"""
+
+
+def imagenet_labels() -> list:
+    """ImageNet's 1000 class names from torchvision's installed metadata, else class_N."""
+    try:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from torchvision.models._meta import _IMAGENET_CATEGORIES
+        if len(_IMAGENET_CATEGORIES) == 1000:
+            return list(_IMAGENET_CATEGORIES)
+    except Exception:  # torchvision missing or laid out differently: numbered names
+        pass
+    return [f"class_{i}" for i in range(1000)]
 
 
 def _batched(name: str, width: int = 16) -> onnx.ValueInfoProto:
@@ -122,6 +165,8 @@ def main_with(out: Path, zoo) -> None:
             raise FileNotFoundError(f"{mobilenet} not found: run tools/zoo/make_zoo.py --only "
                                     "mobilenetv2 first, or pass --skip-zoo")
         write_model(out, "mobilenetv2", MOBILENET_CONFIG, mobilenet)
+        write_model(out, "mobilenetv2_image", MOBILENET_IMAGE_CONFIG, mobilenet)
+        (out / "mobilenetv2_image" / "labels.txt").write_text("\n".join(imagenet_labels()) + "\n")
 
 
 if __name__ == "__main__":
