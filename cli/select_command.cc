@@ -64,7 +64,8 @@ Status run_select(const SelectArgs& args) {
   if (!s.ranking.empty()) return Status::Ok();
   std::string why;
   for (const auto& x : s.ineligible) {
-    why += (why.empty() ? "" : "; ") + x.candidate.framework + " " + sel::config_label(x.candidate) + ": ";
+    why += (why.empty() ? "" : "; ") + x.candidate.framework + " " +
+           sel::config_label(x.candidate) + ": ";
     for (size_t i = 0; i < x.reasons.size(); ++i) why += (i ? ", " : "") + x.reasons[i];
   }
   return failed_precondition("no candidate meets the constraints (", why, ")");
@@ -75,19 +76,27 @@ Status run_select(const SelectArgs& args) {
 Action add_select_command(CLI::App& app) {
   auto args = std::make_shared<SelectArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "select", "Recommend a framework and configuration from benchmark results (weighted decision matrix)");
-  cmd->add_option("RESULTS", args->files, "results.json from 'osprey bench --out', or a candidate list")
+      "select",
+      "Recommend a framework and configuration from benchmark results (weighted decision matrix)");
+  cmd->add_option("RESULTS", args->files,
+                  "results.json from 'osprey bench --out', or a candidate list")
       ->required();
-  cmd->add_option("--sla", args->sla, "Latency limits, e.g. 'p99<=30ms' or 'p50<=5ms,p99<=30ms' (us, ms, s)");
-  cmd->add_option("--max-memory", args->max_memory, "Peak RSS limit, e.g. 2GiB (B, KiB, MiB, GiB, KB, MB, GB)");
-  cmd->add_option("--min-throughput", args->min_throughput, "Throughput floor in items per second, e.g. 200/s");
-  cmd->add_option("--min-agreement", args->min_agreement,
-                  "Output agreement with the reference framework, e.g. cosine>=0.999 or top1>=0.99");
+  cmd->add_option("--sla", args->sla,
+                  "Latency limits, e.g. 'p99<=30ms' or 'p50<=5ms,p99<=30ms' (us, ms, s)");
+  cmd->add_option("--max-memory", args->max_memory,
+                  "Peak RSS limit, e.g. 2GiB (B, KiB, MiB, GiB, KB, MB, GB)");
+  cmd->add_option("--min-throughput", args->min_throughput,
+                  "Throughput floor in items per second, e.g. 200/s");
+  cmd->add_option(
+      "--min-agreement", args->min_agreement,
+      "Output agreement with the reference framework, e.g. cosine>=0.999 or top1>=0.99");
   cmd->add_option("--weights", args->weights,
                   "Criterion weights (normalized to sum 1; unnamed ones weigh 0), default "
                   "latency=0.4,throughput=0.3,memory=0.2,cold_start=0.1");
-  cmd->add_option("--model", args->model, "Model to decide for when the results hold several (path, file name or stem)");
-  cmd->add_option("--latency", args->latency, "Latency statistic the latency criterion scores: p50, p90, p95, p99, max")
+  cmd->add_option("--model", args->model,
+                  "Model to decide for when the results hold several (path, file name or stem)");
+  cmd->add_option("--latency", args->latency,
+                  "Latency statistic the latency criterion scores: p50, p90, p95, p99, max")
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the decision as JSON");
   return [args] { return run_select(*args); };

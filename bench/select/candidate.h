@@ -30,7 +30,7 @@ struct Candidate {
   std::string reason;  // why not, "<status>: <reason>"
 
   std::array<double, kLatencyStats> latency_ms{-1, -1, -1, -1, -1};  // -1 = not recorded
-  double throughput = -1;      // items per second; -1 = not recorded
+  double throughput = -1;       // items per second; -1 = not recorded
   int64_t peak_rss_bytes = -1;  // -1 = not recorded
   double load_ms = -1;
   double first_inference_ms = -1;

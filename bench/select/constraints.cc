@@ -44,6 +44,7 @@ std::string fmt(const char* f, double v) {
 
 std::string format_ms(double ms) {
   if (ms < 0) return "n/a";
+  if (ms < 0.01) return fmt("%.3g us", ms * 1000);
   if (ms >= 100) return fmt("%.0f ms", ms);
   if (ms >= 10) return fmt("%.1f ms", ms);
   if (ms >= 1) return fmt("%.2f ms", ms);
@@ -76,19 +77,29 @@ Result<std::vector<LatencyLimit>> parse_sla(std::string_view text) {
     if (op == std::string_view::npos) return bad("no '<='");
     const std::string_view stat = trim(tok.substr(0, op));
     LatencyLimit lim;
-    if (stat == "p50") lim.stat = LatencyStat::kP50;
-    else if (stat == "p90") lim.stat = LatencyStat::kP90;
-    else if (stat == "p95") lim.stat = LatencyStat::kP95;
-    else if (stat == "p99") lim.stat = LatencyStat::kP99;
-    else if (stat == "max") lim.stat = LatencyStat::kMax;
-    else return bad(str_cat("unknown statistic '", stat, "'"));
+    if (stat == "p50")
+      lim.stat = LatencyStat::kP50;
+    else if (stat == "p90")
+      lim.stat = LatencyStat::kP90;
+    else if (stat == "p95")
+      lim.stat = LatencyStat::kP95;
+    else if (stat == "p99")
+      lim.stat = LatencyStat::kP99;
+    else if (stat == "max")
+      lim.stat = LatencyStat::kMax;
+    else
+      return bad(str_cat("unknown statistic '", stat, "'"));
     double v = 0;
     std::string_view unit;
     if (!leading_number(tok.substr(op + 2), &v, &unit)) return bad("no non-negative number");
-    if (unit == "us") lim.max_ms = v / 1000;
-    else if (unit == "ms") lim.max_ms = v;
-    else if (unit == "s") lim.max_ms = v * 1000;
-    else return bad(unit.empty() ? "missing unit" : str_cat("unknown unit '", unit, "'"));
+    if (unit == "us")
+      lim.max_ms = v / 1000;
+    else if (unit == "ms")
+      lim.max_ms = v;
+    else if (unit == "s")
+      lim.max_ms = v * 1000;
+    else
+      return bad(unit.empty() ? "missing unit" : str_cat("unknown unit '", unit, "'"));
     out.push_back(lim);
   }
   return out;
@@ -107,8 +118,14 @@ Result<int64_t> parse_memory(std::string_view text) {
     const char* name;
     double scale;
   };
-  const U units[] = {{"B", 1},       {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-                     {"TiB", 1099511627776.0}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
+  const U units[] = {{"B", 1},
+                     {"KiB", 1024.0},
+                     {"MiB", 1048576.0},
+                     {"GiB", 1073741824.0},
+                     {"TiB", 1099511627776.0},
+                     {"KB", 1e3},
+                     {"MB", 1e6},
+                     {"GB", 1e9},
                      {"TB", 1e12}};
   if (unit.empty()) return bad("missing unit");
   for (const U& u : units)
@@ -160,23 +177,22 @@ std::vector<std::string> violations(const Candidate& c, const Constraints& k) {
     if (c.peak_rss_bytes < 0)
       out.push_back("peak RSS not recorded (--max-memory needs it)");
     else if (c.peak_rss_bytes > *k.max_memory)
-      out.push_back(str_cat("peak RSS ", format_bytes(static_cast<double>(c.peak_rss_bytes)),
-                            " > ", format_bytes(static_cast<double>(*k.max_memory))));
+      out.push_back(str_cat("peak RSS ", format_bytes(static_cast<double>(c.peak_rss_bytes)), " > ",
+                            format_bytes(static_cast<double>(*k.max_memory))));
   }
   if (k.min_throughput) {
     if (c.throughput < 0)
       out.push_back("throughput not recorded (--min-throughput needs it)");
     else if (c.throughput < *k.min_throughput)
-      out.push_back(str_cat("throughput ", format_rate(c.throughput), " < ",
-                            format_rate(*k.min_throughput)));
+      out.push_back(
+          str_cat("throughput ", format_rate(c.throughput), " < ", format_rate(*k.min_throughput)));
   }
   const auto agreement = [&](const std::optional<double>& limit, double value, const char* name) {
     if (!limit || c.is_reference) return;
     if (value < 0)
-      out.push_back(str_cat(name, " agreement not measured (",
-                            c.agreement_note.empty() ? "not recorded for these outputs"
-                                                     : c.agreement_note,
-                            ")"));
+      out.push_back(str_cat(
+          name, " agreement not measured (",
+          c.agreement_note.empty() ? "not recorded for these outputs" : c.agreement_note, ")"));
     else if (value < *limit)
       out.push_back(str_cat(name, " ", fmt("%.6f", value), " < ", fmt("%.6f", *limit)));
   };

@@ -18,11 +18,11 @@ struct LatencyLimit {
 };
 
 struct Constraints {
-  std::vector<LatencyLimit> sla;        // --sla
-  std::optional<int64_t> max_memory;    // --max-memory, bytes of peak RSS
+  std::vector<LatencyLimit> sla;         // --sla
+  std::optional<int64_t> max_memory;     // --max-memory, bytes of peak RSS
   std::optional<double> min_throughput;  // --min-throughput, items per second
-  std::optional<double> min_cosine;     // --min-agreement cosine>=X
-  std::optional<double> min_top1;       // --min-agreement top1>=X
+  std::optional<double> min_cosine;      // --min-agreement cosine>=X
+  std::optional<double> min_top1;        // --min-agreement top1>=X
 };
 
 // "p99<=30ms" or "p50<=2ms,p99<=30ms" (spaces allowed). Stats: p50 p90 p95 p99 max;

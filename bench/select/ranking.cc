@@ -44,15 +44,19 @@ Result<std::string> choose_model(const std::vector<Candidate>& all, const std::s
 }
 
 // A total rounded so that sums that differ only by floating-point noise tie exactly.
-double total_key(double total) { return std::round(total * 1e9) / 1e9; }
+double total_key(double total) {
+  return std::round(total * 1e9) / 1e9;
+}
 
-double missing_last(double v) { return v < 0 ? std::numeric_limits<double>::infinity() : v; }
+double missing_last(double v) {
+  return v < 0 ? std::numeric_limits<double>::infinity() : v;
+}
 
 auto order_key(const RankedCandidate& r, LatencyStat stat) {
   const Candidate& c = r.candidate;
-  return std::make_tuple(-total_key(r.total), missing_last(c.latency(stat)), c.framework,
-                         c.model, c.shapes, c.batch, c.threads, c.precision, c.precision_used,
-                         c.source, c.version, r.raw);
+  return std::make_tuple(-total_key(r.total), missing_last(c.latency(stat)), c.framework, c.model,
+                         c.shapes, c.batch, c.threads, c.precision, c.precision_used, c.source,
+                         c.version, r.raw);
 }
 
 std::string fixed3(double v) {
@@ -63,8 +67,8 @@ std::string fixed3(double v) {
 
 // Why `loser` ranks below `winner`: the criterion where it fell furthest behind, weighted, or
 // for an exact tie the tie-break that decided.
-std::string why_lost(const RankedCandidate& winner, const RankedCandidate& loser,
-                     const Weights& w, LatencyStat stat) {
+std::string why_lost(const RankedCandidate& winner, const RankedCandidate& loser, const Weights& w,
+                     LatencyStat stat) {
   if (total_key(winner.total) == total_key(loser.total)) {
     const Candidate &a = winner.candidate, &b = loser.candidate;
     std::string by;
@@ -75,8 +79,7 @@ std::string why_lost(const RankedCandidate& winner, const RankedCandidate& loser
       by = "framework name";
     else
       by = "configuration order";
-    return str_cat("tied at total ", fixed3(loser.total), "; ranked lower by tie-break (", by,
-                   ")");
+    return str_cat("tied at total ", fixed3(loser.total), "; ranked lower by tie-break (", by, ")");
   }
   size_t worst = 0;
   double gap = -1;

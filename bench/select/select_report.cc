@@ -59,7 +59,9 @@ using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
 void str(Writer& w, const std::string& s) {
   w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
 }
-void opt_num(Writer& w, double v) { v < 0 ? (void)w.Null() : (void)w.Double(v); }
+void opt_num(Writer& w, double v) {
+  v < 0 ? (void)w.Null() : (void)w.Double(v);
+}
 
 void candidate_fields(Writer& w, const Candidate& c) {
   w.Key("framework"), str(w, c.framework);
@@ -108,7 +110,8 @@ std::string selection_text(const Selection& s, const Constraints& k) {
   std::string out = str_cat("Model: ", s.model, "\n", "Candidates: ", s.ranking.size(),
                             " eligible, ", s.ineligible.size(), " ineligible\n", "Weights:");
   for (size_t i = 0; i < kCriteria; ++i)
-    out += str_cat(" ", criterion_name(static_cast<Criterion>(i)), "=", fixed("%.3f", s.weights[i]));
+    out +=
+        str_cat(" ", criterion_name(static_cast<Criterion>(i)), "=", fixed("%.3f", s.weights[i]));
   out += str_cat(" (latency = ", latency_stat_name(s.latency_stat), ")\nConstraints: ");
   const auto cons = describe_constraints(k);
   if (cons.empty()) out += "none";
@@ -119,7 +122,8 @@ std::string selection_text(const Selection& s, const Constraints& k) {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> head = {"rank", "framework", "config"};
     if (src) head.push_back("file");
-    for (size_t i = 0; i < kCriteria; ++i) head.push_back(criterion_name(static_cast<Criterion>(i)));
+    for (size_t i = 0; i < kCriteria; ++i)
+      head.push_back(criterion_name(static_cast<Criterion>(i)));
     head.push_back("total");
     rows.push_back(head);
     for (size_t n = 0; n < s.ranking.size(); ++n) {
@@ -140,8 +144,8 @@ std::string selection_text(const Selection& s, const Constraints& k) {
   const bool others = s.ranking.size() > 1 || !s.ineligible.empty();
   if (others) out += s.ranking.empty() ? "\nWhy each failed:\n" : "\nWhy the others lost:\n";
   for (size_t n = 1; n < s.ranking.size(); ++n)
-    out += str_cat("  ", n + 1, ". ", who(s.ranking[n].candidate, src), ": ",
-                   s.ranking[n].why_lost, "\n");
+    out += str_cat("  ", n + 1, ". ", who(s.ranking[n].candidate, src), ": ", s.ranking[n].why_lost,
+                   "\n");
   for (const auto& x : s.ineligible) {
     out += "  -  " + who(x.candidate, src) + ": ineligible: ";
     for (size_t i = 0; i < x.reasons.size(); ++i) out += (i ? "; " : "") + x.reasons[i];

@@ -16,9 +16,13 @@ const char* criterion_name(Criterion c) {
   return "?";
 }
 
-bool higher_is_better(Criterion c) { return c == Criterion::kThroughput; }
+bool higher_is_better(Criterion c) {
+  return c == Criterion::kThroughput;
+}
 
-Weights default_weights() { return {0.4, 0.3, 0.2, 0.1}; }
+Weights default_weights() {
+  return {0.4, 0.3, 0.2, 0.1};
+}
 
 Result<Weights> parse_weights(std::string_view text) {
   Weights w{0, 0, 0, 0};

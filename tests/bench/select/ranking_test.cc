@@ -77,7 +77,8 @@ TEST(SelectRanking, TiesBreakByP99ThenFrameworkName) {
   EXPECT_EQ(s->ranking[0].candidate.framework, "mmm");
   EXPECT_EQ(s->ranking[1].candidate.framework, "zzz");
   EXPECT_EQ(s->ranking[2].candidate.framework, "aaa");
-  EXPECT_EQ(s->ranking[1].why_lost, "tied at total 1.000; ranked lower by tie-break (framework name)");
+  EXPECT_EQ(s->ranking[1].why_lost,
+            "tied at total 1.000; ranked lower by tie-break (framework name)");
   EXPECT_EQ(s->ranking[2].why_lost,
             "tied at total 1.000; ranked lower by tie-break (p99 7.50 ms vs 1.50 ms)");
 }
@@ -144,8 +145,9 @@ TEST(SelectRanking, ModelChoice) {
   SelectOptions o;
   auto s = select_candidates({a, b}, o);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.status().message().find("choose one with --model (/models/m.onnx, /other/resnet.onnx)"),
-            std::string::npos)
+  EXPECT_NE(
+      s.status().message().find("choose one with --model (/models/m.onnx, /other/resnet.onnx)"),
+      std::string::npos)
       << s.status().message();
   for (const char* name : {"resnet", "resnet.onnx", "/other/resnet.onnx"}) {
     o.model = name;
