@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/datatype.h"
+#include "processing/parameter_keys.h"
 
 namespace osprey::server {
 namespace {
@@ -325,9 +326,10 @@ Result<EngineParameters> engine_parameters(const ModelConfig& config) {
         return invalid_argument("parameters 'precision': '", value,
                                 "' is not supported (only \"exact\")");
       p.precision = value;
-    } else {
+    } else if (!processing::is_processing_parameter(key)) {
       return invalid_argument("parameters: unknown key '", key,
-                              "' (Osprey knows threads, optimization_level, precision)");
+                              "' (Osprey knows threads, optimization_level, precision and the "
+                              "pre/post-processing keys of docs/SERVER.md)");
     }
   }
   return p;

@@ -4,6 +4,7 @@
 
 #include "core/datatype.h"
 #include "osprey/tensor.h"
+#include "processing/bytes_elements.h"
 
 namespace osprey::server {
 namespace {
@@ -12,6 +13,14 @@ const inference::ModelInput* find_input(const inference::ModelConfig& c, const s
   for (const auto& in : c.input())
     if (in.name() == name) return &in;
   return nullptr;
+}
+
+// The TYPE_STRING input of a config with an image pre-processing stage.
+bool is_image_input(const inference::ModelConfig& c, const std::string& name) {
+  auto it = c.parameters().find("preprocess");
+  if (it == c.parameters().end() || it->second.string_value() != "image") return false;
+  const inference::ModelInput* in = find_input(c, name);
+  return in && in->data_type() == inference::TYPE_STRING;
 }
 
 bool has_output(const inference::ModelConfig& c, const std::string& name) {
@@ -37,8 +46,10 @@ Result<RequestShape> validate_request(const InferRequest& request,
     std::string expected = wire_datatype(in->data_type());
     if (t.datatype != expected)
       return invalid_argument(what, ": datatype ", t.datatype, " but the model expects ", expected);
-    if (t.datatype == "BYTES")
-      return invalid_argument(what, ": BYTES tensors are not supported by the Osprey backend");
+    const bool images = t.datatype == "BYTES" && is_image_input(config, t.name);
+    if (t.datatype == "BYTES" && !images)
+      return invalid_argument(what, ": BYTES tensors are not supported by the Osprey backend "
+                              "(except as the input of an image pre-processing stage)");
     const size_t rank = static_cast<size_t>(in->dims_size()) + (batching ? 1 : 0);
     if (t.shape.size() != rank)
       return invalid_argument(what, ": shape ", shape_to_string(t.shape), " has rank ",
@@ -56,8 +67,12 @@ Result<RequestShape> validate_request(const InferRequest& request,
     if (numel < 0 || numel > max_tensor_elements)
       return invalid_argument(what, ": shape ", shape_to_string(t.shape), " is over the limit of ",
                               max_tensor_elements, " elements");
+    if (images) {
+      auto framed = processing::split_bytes_elements(t.data, numel);
+      if (!framed.ok()) return invalid_argument(what, ": ", framed.status().message());
+    }
     int64_t bytes = numel * config_datatype_size(in->data_type());
-    if (static_cast<int64_t>(t.data.size()) != bytes)
+    if (!images && static_cast<int64_t>(t.data.size()) != bytes)
       return invalid_argument(what, ": ", t.data.size(), " bytes of data but shape ",
                               shape_to_string(t.shape), " of ", t.datatype, " needs ", bytes);
     if (batching) {

@@ -6,6 +6,7 @@
 #include "core/cpu_budget.h"
 #include "core/datatype.h"
 #include "core/osprey_backend.h"
+#include "core/processing_model.h"
 #include "core/repository.h"
 #include "core/request_validator.h"
 #include "core/serving_version.h"
@@ -73,13 +74,21 @@ Result<std::shared_ptr<ServedVersion>> ServerImpl::load_version(const VersionSou
   BackendOptions bo;
   bo.total_threads = thread_budget_;
   bo.max_tensor_elements = options_.limits.max_tensor_elements;
-  OSPREY_ASSIGN_OR_RETURN(std::unique_ptr<LoadedModel> loaded, backend_->load(source, bo));
+  // Pre/post-processing stages are checked first: a bad key fails the load before the model.
+  auto stages = ProcessingStages::from(source);
+  if (!stages.ok()) return stages.status().with_context(str_cat("model '", source.model, "'"));
+  VersionSource backend_source = source;
+  backend_source.config = backend_config(source.config, *stages);
+  OSPREY_ASSIGN_OR_RETURN(std::unique_ptr<LoadedModel> inner, backend_->load(backend_source, bo));
+  auto loaded = wrap_with_processing(std::move(inner), source.config, std::move(stages).value(),
+                                     options_.limits.max_tensor_elements);
+  if (!loaded.ok()) return loaded.status().with_context(str_cat("model '", source.model, "'"));
   Status st = scheduler::DynamicBatcher::validate(
-      batcher_config(loaded->config(), options_.limits.max_queue_size));
+      batcher_config((*loaded)->config(), options_.limits.max_queue_size));
   if (!st.ok()) return st.with_context("dynamic_batching");
-  OSPREY_RETURN_IF_ERROR(run_warmup(*loaded, source.model_dir, options_.limits.max_tensor_elements));
+  OSPREY_RETURN_IF_ERROR(run_warmup(**loaded, source.model_dir, options_.limits.max_tensor_elements));
   return std::shared_ptr<ServedVersion>(std::make_shared<ServingVersion>(
-      source.model, source.version, std::move(loaded), options_.limits.max_queue_size, &clock_,
+      source.model, source.version, std::move(loaded).value(), options_.limits.max_queue_size, &clock_,
       metrics_->observer(source.model, source.version)));
 }
 

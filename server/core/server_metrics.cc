@@ -14,6 +14,8 @@ class MetricsObserver : public VersionObserver {
         input_(m->input_duration_->with(labels_)),
         infer_(m->infer_duration_->with(labels_)),
         output_(m->output_duration_->with(labels_)),
+        preprocess_(m->preprocess_duration_->with(labels_)),
+        postprocess_(m->postprocess_duration_->with(labels_)),
         pending_(m->pending_->with(labels_)) {}
 
   void on_success(uint64_t request_ns, uint64_t queue_ns, const BatchTiming& t) override {
@@ -31,6 +33,8 @@ class MetricsObserver : public VersionObserver {
     input_.observe(seconds(t.compute_input_ns));
     infer_.observe(seconds(t.compute_infer_ns));
     output_.observe(seconds(t.compute_output_ns));
+    if (t.preprocess_ns) preprocess_.observe(seconds(*t.preprocess_ns));
+    if (t.postprocess_ns) postprocess_.observe(seconds(*t.postprocess_ns));
   }
   void on_pending(int64_t delta) override { pending_.add(static_cast<double>(delta)); }
 
@@ -46,6 +50,8 @@ class MetricsObserver : public VersionObserver {
   metrics::Histogram& input_;
   metrics::Histogram& infer_;
   metrics::Histogram& output_;
+  metrics::Histogram& preprocess_;
+  metrics::Histogram& postprocess_;
   metrics::Gauge& pending_;
 };
 
@@ -79,6 +85,15 @@ Result<std::unique_ptr<ServerMetrics>> ServerMetrics::create() {
   OSPREY_ASSIGN_OR_RETURN(m->output_duration_,
                           r.add_histogram("osprey_compute_output_duration_seconds",
                                           "Time to split a batch's outputs", mv, buckets));
+  OSPREY_ASSIGN_OR_RETURN(
+      m->preprocess_duration_,
+      r.add_histogram("osprey_preprocess_duration_seconds",
+                      "Time to decode and prepare a batch's images (part of compute input)", mv,
+                      buckets));
+  OSPREY_ASSIGN_OR_RETURN(
+      m->postprocess_duration_,
+      r.add_histogram("osprey_postprocess_duration_seconds",
+                      "Time to classify a batch's outputs (part of compute output)", mv, buckets));
   OSPREY_ASSIGN_OR_RETURN(m->pending_, r.add_gauge("osprey_pending_requests",
                                                    "Requests queued, not yet running", mv));
   OSPREY_ASSIGN_OR_RETURN(m->load_duration_,

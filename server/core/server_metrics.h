@@ -30,6 +30,8 @@ class ServerMetrics {
   metrics::HistogramFamily* input_duration_ = nullptr;
   metrics::HistogramFamily* infer_duration_ = nullptr;
   metrics::HistogramFamily* output_duration_ = nullptr;
+  metrics::HistogramFamily* preprocess_duration_ = nullptr;
+  metrics::HistogramFamily* postprocess_duration_ = nullptr;
   metrics::GaugeFamily* pending_ = nullptr;
   metrics::HistogramFamily* load_duration_ = nullptr;
 };
