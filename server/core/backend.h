@@ -29,7 +29,7 @@ struct BackendOptions {
 };
 
 struct BatchTiming {
-  uint64_t compute_input_ns = 0;   // includes preprocess_ns
+  uint64_t compute_input_ns = 0;  // includes preprocess_ns
   uint64_t compute_infer_ns = 0;
   uint64_t compute_output_ns = 0;  // includes postprocess_ns
   // Set only when the stage ran for the batch (core/processing_model.h).

@@ -48,7 +48,8 @@ Result<RequestShape> validate_request(const InferRequest& request,
       return invalid_argument(what, ": datatype ", t.datatype, " but the model expects ", expected);
     const bool images = t.datatype == "BYTES" && is_image_input(config, t.name);
     if (t.datatype == "BYTES" && !images)
-      return invalid_argument(what, ": BYTES tensors are not supported by the Osprey backend "
+      return invalid_argument(what,
+                              ": BYTES tensors are not supported by the Osprey backend "
                               "(except as the input of an image pre-processing stage)");
     const size_t rank = static_cast<size_t>(in->dims_size()) + (batching ? 1 : 0);
     if (t.shape.size() != rank)

@@ -86,10 +86,11 @@ Result<std::shared_ptr<ServedVersion>> ServerImpl::load_version(const VersionSou
   Status st = scheduler::DynamicBatcher::validate(
       batcher_config((*loaded)->config(), options_.limits.max_queue_size));
   if (!st.ok()) return st.with_context("dynamic_batching");
-  OSPREY_RETURN_IF_ERROR(run_warmup(**loaded, source.model_dir, options_.limits.max_tensor_elements));
+  OSPREY_RETURN_IF_ERROR(
+      run_warmup(**loaded, source.model_dir, options_.limits.max_tensor_elements));
   return std::shared_ptr<ServedVersion>(std::make_shared<ServingVersion>(
-      source.model, source.version, std::move(loaded).value(), options_.limits.max_queue_size, &clock_,
-      metrics_->observer(source.model, source.version)));
+      source.model, source.version, std::move(loaded).value(), options_.limits.max_queue_size,
+      &clock_, metrics_->observer(source.model, source.version)));
 }
 
 Status ServerImpl::startup() {

@@ -25,6 +25,7 @@ std::vector<std::string> top_k_classes(const std::vector<float>& scores, int64_t
 // Reads a label file (one label per line, "\r\n" accepted, trailing empty line ignored) named
 // `filename` inside `model_dir`. The file must exist, be a regular file inside the directory
 // (after resolving links) and be at most kMaxLabelFileBytes. Errors name the file.
-Result<std::vector<std::string>> load_labels(const std::string& model_dir, const std::string& filename);
+Result<std::vector<std::string>> load_labels(const std::string& model_dir,
+                                             const std::string& filename);
 
 }  // namespace osprey::server::processing

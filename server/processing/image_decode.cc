@@ -18,8 +18,8 @@ Status check_dimensions(const char* format, int64_t width, int64_t height,
   if (width <= 0 || height <= 0)
     return invalid_argument(format, " image has empty dimensions ", width, "x", height);
   if (width * height > limits.max_pixels)
-    return invalid_argument(format, " image of ", width, "x", height, " pixels is over the limit of ",
-                            limits.max_pixels, " pixels");
+    return invalid_argument(format, " image of ", width, "x", height,
+                            " pixels is over the limit of ", limits.max_pixels, " pixels");
   return Status::Ok();
 }
 
@@ -29,12 +29,9 @@ Result<Image8> decode_image(std::string_view bytes, const DecodeLimits& limits) 
     return invalid_argument("image of ", bytes.size(), " bytes is over the limit of ",
                             limits.max_bytes, " bytes");
   switch (sniff_format(bytes)) {
-    case ImageFormat::kJpeg:
-      return decode_jpeg(bytes, limits);
-    case ImageFormat::kPng:
-      return decode_png(bytes, limits);
-    case ImageFormat::kUnknown:
-      break;
+    case ImageFormat::kJpeg: return decode_jpeg(bytes, limits);
+    case ImageFormat::kPng: return decode_png(bytes, limits);
+    case ImageFormat::kUnknown: break;
   }
   return invalid_argument("image is neither JPEG nor PNG (unrecognized signature)");
 }

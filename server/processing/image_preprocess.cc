@@ -13,8 +13,10 @@ void normalize_into(const ImageF& image, const ImagePreprocessSpec& spec, float*
     const float add = -spec.mean[static_cast<size_t>(c)] / spec.std[static_cast<size_t>(c)];
     for (size_t i = 0; i < plane; ++i) {
       const float v = image.pixels[i * kChannels + static_cast<size_t>(src_c)] * mul + add;
-      if (spec.layout == Layout::kNCHW) out[static_cast<size_t>(c) * plane + i] = v;
-      else out[i * kChannels + static_cast<size_t>(c)] = v;
+      if (spec.layout == Layout::kNCHW)
+        out[static_cast<size_t>(c) * plane + i] = v;
+      else
+        out[i * kChannels + static_cast<size_t>(c)] = v;
     }
   }
 }

@@ -27,7 +27,8 @@ std::vector<Tap> taps(int in, int out) {
 }  // namespace
 
 ImageF to_float(const Image8& image) {
-  ImageF out{image.width, image.height, std::vector<float>(image.pixels.begin(), image.pixels.end())};
+  ImageF out{image.width, image.height,
+             std::vector<float>(image.pixels.begin(), image.pixels.end())};
   return out;
 }
 
@@ -45,8 +46,10 @@ ImageF resize_bilinear(const ImageF& image, int out_width, int out_height) {
     for (int x = 0; x < out_width; ++x) {
       const Tap& tx = xs[static_cast<size_t>(x)];
       for (int c = 0; c < kChannels; ++c) {
-        const float top = r0[tx.i0 * kChannels + c] * (1 - tx.w1) + r0[tx.i1 * kChannels + c] * tx.w1;
-        const float bottom = r1[tx.i0 * kChannels + c] * (1 - tx.w1) + r1[tx.i1 * kChannels + c] * tx.w1;
+        const float top =
+            r0[tx.i0 * kChannels + c] * (1 - tx.w1) + r0[tx.i1 * kChannels + c] * tx.w1;
+        const float bottom =
+            r1[tx.i0 * kChannels + c] * (1 - tx.w1) + r1[tx.i1 * kChannels + c] * tx.w1;
         dst[x * kChannels + c] = top * (1 - ty.w1) + bottom * ty.w1;
       }
     }
@@ -69,7 +72,8 @@ ImageF resize_center_crop(const ImageF& image, int shorter, int crop_width, int 
   ImageF out{crop_width, crop_height,
              std::vector<float>(static_cast<size_t>(crop_width) * crop_height * kChannels)};
   for (int y = 0; y < crop_height; ++y) {
-    const float* src = resized.pixels.data() + (static_cast<size_t>(y + top) * w + left) * kChannels;
+    const float* src =
+        resized.pixels.data() + (static_cast<size_t>(y + top) * w + left) * kChannels;
     std::copy(src, src + static_cast<size_t>(crop_width) * kChannels,
               out.pixels.data() + static_cast<size_t>(y) * crop_width * kChannels);
   }
@@ -82,7 +86,8 @@ ImageF letterbox(const ImageF& image, int width, int height, float pad) {
   const int w = std::clamp(static_cast<int>(std::lround(image.width * scale)), 1, width);
   const int h = std::clamp(static_cast<int>(std::lround(image.height * scale)), 1, height);
   ImageF resized = resize_bilinear(image, w, h);
-  ImageF out{width, height, std::vector<float>(static_cast<size_t>(width) * height * kChannels, pad)};
+  ImageF out{width, height,
+             std::vector<float>(static_cast<size_t>(width) * height * kChannels, pad)};
   const int left = (width - w) / 2;
   const int top = (height - h) / 2;
   for (int y = 0; y < h; ++y) {

@@ -7,11 +7,20 @@
 
 namespace osprey::server::processing {
 
-inline constexpr std::array<std::string_view, 14> kParameterKeys = {
-    "preprocess",     "image_input", "resize",          "size",
-    "resize_shorter", "letterbox_pad", "mean",          "std",
-    "scale",          "layout",      "color",           "max_image_bytes",
-    "max_image_pixels", "classification_softmax"};
+inline constexpr std::array<std::string_view, 14> kParameterKeys = {"preprocess",
+                                                                    "image_input",
+                                                                    "resize",
+                                                                    "size",
+                                                                    "resize_shorter",
+                                                                    "letterbox_pad",
+                                                                    "mean",
+                                                                    "std",
+                                                                    "scale",
+                                                                    "layout",
+                                                                    "color",
+                                                                    "max_image_bytes",
+                                                                    "max_image_pixels",
+                                                                    "classification_softmax"};
 
 inline bool is_processing_parameter(std::string_view key) {
   for (auto k : kParameterKeys)

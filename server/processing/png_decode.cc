@@ -4,8 +4,8 @@
 #include <png.h>
 
 #include <csetjmp>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 

@@ -38,7 +38,8 @@ Result<float> parse_float(const std::string& key, const std::string& text) {
   if (*end == '/') {  // a fraction such as 1/255
     const char* denom_begin = end + 1;
     double d = std::strtod(denom_begin, &end);
-    if (end == denom_begin || d == 0) return bad(key, text, "not a number or a fraction a/b with b != 0");
+    if (end == denom_begin || d == 0)
+      return bad(key, text, "not a number or a fraction a/b with b != 0");
     v /= d;
   }
   if (*end != '\0') return bad(key, text, "not a number");
@@ -77,19 +78,28 @@ Status parse_size(const std::string& text, ImagePreprocessSpec* s) {
 // Every parameter key the stage understands; other keys belong to others (e.g. the engine).
 Status check_choices(const inference::ModelConfig& c, ImagePreprocessSpec* s) {
   if (const auto* v = param(c, "resize")) {
-    if (*v == "center_crop") s->resize = ResizeMode::kCenterCrop;
-    else if (*v == "letterbox") s->resize = ResizeMode::kLetterbox;
-    else return bad("resize", *v, "must be center_crop or letterbox");
+    if (*v == "center_crop")
+      s->resize = ResizeMode::kCenterCrop;
+    else if (*v == "letterbox")
+      s->resize = ResizeMode::kLetterbox;
+    else
+      return bad("resize", *v, "must be center_crop or letterbox");
   }
   if (const auto* v = param(c, "layout")) {
-    if (*v == "NCHW") s->layout = Layout::kNCHW;
-    else if (*v == "NHWC") s->layout = Layout::kNHWC;
-    else return bad("layout", *v, "must be NCHW or NHWC");
+    if (*v == "NCHW")
+      s->layout = Layout::kNCHW;
+    else if (*v == "NHWC")
+      s->layout = Layout::kNHWC;
+    else
+      return bad("layout", *v, "must be NCHW or NHWC");
   }
   if (const auto* v = param(c, "color")) {
-    if (*v == "RGB") s->color = ColorOrder::kRGB;
-    else if (*v == "BGR") s->color = ColorOrder::kBGR;
-    else return bad("color", *v, "must be RGB or BGR");
+    if (*v == "RGB")
+      s->color = ColorOrder::kRGB;
+    else if (*v == "BGR")
+      s->color = ColorOrder::kBGR;
+    else
+      return bad("color", *v, "must be RGB or BGR");
   }
   return Status::Ok();
 }
@@ -102,13 +112,15 @@ Result<std::string> bytes_input(const inference::ModelConfig& c) {
       return invalid_argument("parameter 'preprocess' = 'image': inputs '", name, "' and '",
                               in.name(), "' are both TYPE_STRING; exactly one may carry images");
     if (in.dims_size() != 1 || in.dims(0) != 1)
-      return invalid_argument("input '", in.name(),
-                              "': an image input must have dims [ 1 ] (one encoded image per item)");
+      return invalid_argument(
+          "input '", in.name(),
+          "': an image input must have dims [ 1 ] (one encoded image per item)");
     name = in.name();
   }
   if (name.empty())
-    return invalid_argument("parameter 'preprocess' = 'image' needs an input with data_type "
-                            "TYPE_STRING and dims [ 1 ] for the encoded images");
+    return invalid_argument(
+        "parameter 'preprocess' = 'image' needs an input with data_type "
+        "TYPE_STRING and dims [ 1 ] for the encoded images");
   return name;
 }
 
@@ -119,8 +131,7 @@ std::vector<int64_t> ImagePreprocessSpec::model_dims() const {
   return {height, width, 3};
 }
 
-Result<std::optional<ImagePreprocessSpec>> parse_image_preprocess(
-    const inference::ModelConfig& c) {
+Result<std::optional<ImagePreprocessSpec>> parse_image_preprocess(const inference::ModelConfig& c) {
   const std::string* kind = param(c, "preprocess");
   if (!kind) return std::optional<ImagePreprocessSpec>();
   if (*kind != "image") return bad("preprocess", *kind, "the only pre-processing stage is 'image'");
@@ -128,22 +139,28 @@ Result<std::optional<ImagePreprocessSpec>> parse_image_preprocess(
   OSPREY_ASSIGN_OR_RETURN(s.bytes_input, bytes_input(c));
   const std::string* model_input = param(c, "image_input");
   if (!model_input || model_input->empty())
-    return invalid_argument("parameter 'image_input' (the model input the image stage feeds) is missing");
+    return invalid_argument(
+        "parameter 'image_input' (the model input the image stage feeds) is missing");
   if (*model_input == s.bytes_input)
-    return bad("image_input", *model_input, "must name the model's FP32 input, not the TYPE_STRING input");
+    return bad("image_input", *model_input,
+               "must name the model's FP32 input, not the TYPE_STRING input");
   s.model_input = *model_input;
   const std::string* size = param(c, "size");
-  if (!size) return invalid_argument("parameter 'size' (the model's image side, or H,W) is missing");
+  if (!size)
+    return invalid_argument("parameter 'size' (the model's image side, or H,W) is missing");
   OSPREY_RETURN_IF_ERROR(parse_size(*size, &s));
   OSPREY_RETURN_IF_ERROR(check_choices(c, &s));
   s.resize_shorter = std::max(s.width, s.height);
   if (const auto* v = param(c, "resize_shorter")) {
-    if (s.resize != ResizeMode::kCenterCrop) return bad("resize_shorter", *v, "applies to center_crop only");
-    OSPREY_ASSIGN_OR_RETURN(int64_t n, parse_int("resize_shorter", *v, std::max(s.width, s.height), kMaxSide));
+    if (s.resize != ResizeMode::kCenterCrop)
+      return bad("resize_shorter", *v, "applies to center_crop only");
+    OSPREY_ASSIGN_OR_RETURN(int64_t n,
+                            parse_int("resize_shorter", *v, std::max(s.width, s.height), kMaxSide));
     s.resize_shorter = static_cast<int>(n);
   }
   if (const auto* v = param(c, "letterbox_pad")) {
-    if (s.resize != ResizeMode::kLetterbox) return bad("letterbox_pad", *v, "applies to letterbox only");
+    if (s.resize != ResizeMode::kLetterbox)
+      return bad("letterbox_pad", *v, "applies to letterbox only");
     OSPREY_ASSIGN_OR_RETURN(s.pad, parse_float("letterbox_pad", *v));
     if (s.pad < 0 || s.pad > 255) return bad("letterbox_pad", *v, "must be in [0, 255]");
   }
@@ -160,10 +177,12 @@ Result<std::optional<ImagePreprocessSpec>> parse_image_preprocess(
     if (s.scale == 0) return bad("scale", *v, "must not be 0");
   }
   if (const auto* v = param(c, "max_image_bytes")) {
-    OSPREY_ASSIGN_OR_RETURN(s.limits.max_bytes, parse_int("max_image_bytes", *v, 1, int64_t{1} << 30));
+    OSPREY_ASSIGN_OR_RETURN(s.limits.max_bytes,
+                            parse_int("max_image_bytes", *v, 1, int64_t{1} << 30));
   }
   if (const auto* v = param(c, "max_image_pixels")) {
-    OSPREY_ASSIGN_OR_RETURN(s.limits.max_pixels, parse_int("max_image_pixels", *v, 1, int64_t{1} << 30));
+    OSPREY_ASSIGN_OR_RETURN(s.limits.max_pixels,
+                            parse_int("max_image_pixels", *v, 1, int64_t{1} << 30));
   }
   return std::optional<ImagePreprocessSpec>(std::move(s));
 }

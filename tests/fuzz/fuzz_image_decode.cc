@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool jpeg = (data[0] & 1) != 0;
   const bool add_signature = (data[0] & 2) != 0;
   std::string bytes;
-  if (add_signature) bytes = jpeg ? std::string("\xFF\xD8\xFF", 3) : std::string("\x89PNG\r\n\x1A\n", 8);
+  if (add_signature)
+    bytes = jpeg ? std::string("\xFF\xD8\xFF", 3) : std::string("\x89PNG\r\n\x1A\n", 8);
   bytes.append(reinterpret_cast<const char*>(data + 1), size - 1);
   osprey::server::processing::DecodeLimits limits;
   limits.max_pixels = 1 << 20;  // keep each case small and fast

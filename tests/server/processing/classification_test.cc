@@ -1,7 +1,8 @@
 // Top-K strings (Triton's format), ties, softmax, labels and the label file checks; BYTES
 // element framing.
-#include <gtest/gtest.h>
+#include "processing/classification.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -9,7 +10,6 @@
 #include <fstream>
 
 #include "processing/bytes_elements.h"
-#include "processing/classification.h"
 
 namespace osprey::server::processing {
 namespace {
@@ -23,7 +23,8 @@ TEST(TopKTest, HighestFirstWithLabels) {
 
 TEST(TopKTest, TiesKeepTheLowerIndexFirst) {
   auto out = top_k_classes({0.5f, 0.25f, 0.5f, 0.25f, 0.5f}, 4, {});
-  EXPECT_EQ(out, (std::vector<std::string>{"0.500000:0", "0.500000:2", "0.500000:4", "0.250000:1"}));
+  EXPECT_EQ(out,
+            (std::vector<std::string>{"0.500000:0", "0.500000:2", "0.500000:4", "0.250000:1"}));
 }
 
 TEST(TopKTest, KOverTheClassCountGivesAllAndMissingLabelsAreLeftOut) {

@@ -18,7 +18,8 @@ RawImage gradient(int w, int h, int channels) {
   RawImage im{w, h, channels, {}};
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x)
-      for (int c = 0; c < channels; ++c) im.pixels.push_back(static_cast<uint8_t>(x * 30 + y * 7 + c * 50));
+      for (int c = 0; c < channels; ++c)
+        im.pixels.push_back(static_cast<uint8_t>(x * 30 + y * 7 + c * 50));
   return im;
 }
 
@@ -76,10 +77,13 @@ TEST(DecodeTest, TruncatedAndCorruptDataAreInvalidArgument) {
       EXPECT_NE(d.status().message().find("corrupt"), std::string::npos) << d.status().message();
     }
     std::string flipped = file;
-    for (size_t i = 20; i < flipped.size(); i += 7) flipped[i] = static_cast<char>(flipped[i] ^ 0x5A);
+    for (size_t i = 20; i < flipped.size(); i += 7)
+      flipped[i] = static_cast<char>(flipped[i] ^ 0x5A);
     auto d = decode_image(flipped, {});  // must not crash; if it decodes, the size is sane
-    if (d.ok()) EXPECT_EQ(d->pixels.size(), static_cast<size_t>(d->width) * d->height * 3);
-    else EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
+    if (d.ok())
+      EXPECT_EQ(d->pixels.size(), static_cast<size_t>(d->width) * d->height * 3);
+    else
+      EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
   }
 }
 

@@ -1,8 +1,7 @@
 // The image stage's config (every key and its errors), normalization and layout, and the whole
 // stage on an encoded image.
-#include <gtest/gtest.h>
-
 #include <google/protobuf/text_format.h>
+#include <gtest/gtest.h>
 
 #include "processing/image_preprocess.h"
 #include "processing/preprocess_config.h"
@@ -49,11 +48,11 @@ TEST(PreprocessConfigTest, DefaultsAndEveryKey) {
   EXPECT_EQ(s.layout, Layout::kNCHW);
   EXPECT_EQ(s.model_dims(), (std::vector<int64_t>{3, 4, 4}));
 
-  auto f = parse_image_preprocess(config(
-      param("size", "6,8") + param("resize", "letterbox") + param("letterbox_pad", "114") +
-      param("mean", "0.485, 0.456,0.406") + param("std", "0.229,0.224,0.225") +
-      param("scale", "1/255") + param("layout", "NHWC") + param("color", "BGR") +
-      param("max_image_bytes", "1000") + param("max_image_pixels", "5000")));
+  auto f = parse_image_preprocess(
+      config(param("size", "6,8") + param("resize", "letterbox") + param("letterbox_pad", "114") +
+             param("mean", "0.485, 0.456,0.406") + param("std", "0.229,0.224,0.225") +
+             param("scale", "1/255") + param("layout", "NHWC") + param("color", "BGR") +
+             param("max_image_bytes", "1000") + param("max_image_pixels", "5000")));
   ASSERT_TRUE(f.ok()) << f.status().to_string();
   const ImagePreprocessSpec& t = **f;
   EXPECT_EQ(t.height, 6);

@@ -22,7 +22,8 @@ std::vector<float> channel0(const ImageF& im) {
 }
 
 TEST(ResizeTest, UpscaleUsesHalfPixelCentersAndClampsAtTheEdges) {
-  // in 2 -> out 4: sx = (x + 0.5) / 2 - 0.5 = -0.25 (clamped to 0), 0.25, 0.75, 1.25 (clamped to 1).
+  // in 2 -> out 4: sx = (x + 0.5) / 2 - 0.5 = -0.25 (clamped to 0), 0.25, 0.75, 1.25 (clamped to
+  // 1).
   ImageF out = resize_bilinear(make(2, 1, {0, 100}), 4, 1);
   EXPECT_EQ(out.width, 4);
   EXPECT_EQ(out.height, 1);
@@ -70,7 +71,8 @@ TEST(ResizeTest, LetterboxKeepsAspectAndPads) {
   // 4x2 into 4x4: scale 1, placed at top (4 - 2) / 2 = 1; rows 0 and 3 are padding.
   ImageF im = make(4, 2, {0, 1, 2, 3, 10, 11, 12, 13});
   ImageF out = letterbox(im, 4, 4, 7);
-  EXPECT_EQ(channel0(out), (std::vector<float>{7, 7, 7, 7, 0, 1, 2, 3, 10, 11, 12, 13, 7, 7, 7, 7}));
+  EXPECT_EQ(channel0(out),
+            (std::vector<float>{7, 7, 7, 7, 0, 1, 2, 3, 10, 11, 12, 13, 7, 7, 7, 7}));
   EXPECT_FLOAT_EQ(out.pixels[2], 7);  // padding is the same in every channel
   // 2x4 into 2x2: scale 0.5 -> 1x2 placed at left (2 - 1) / 2 = 0, column 1 padded.
   ImageF tall = make(2, 4, {0, 0, 10, 10, 20, 20, 30, 30});

@@ -177,11 +177,13 @@ TEST_F(ProcessingServerTest, StagesAreTimedInStatisticsAndMetrics) {
   EXPECT_EQ((*stats)[0].inference_stats.compute_input.count, 1u);
   EXPECT_GT((*stats)[0].inference_stats.compute_input.ns, 0u);
   const std::string m = server->prometheus_metrics();
-  EXPECT_NE(m.find("osprey_preprocess_duration_seconds_count{model=\"classifier\",version=\"1\"} 1"),
-            std::string::npos)
+  EXPECT_NE(
+      m.find("osprey_preprocess_duration_seconds_count{model=\"classifier\",version=\"1\"} 1"),
+      std::string::npos)
       << m;
-  EXPECT_NE(m.find("osprey_postprocess_duration_seconds_count{model=\"classifier\",version=\"1\"} 1"),
-            std::string::npos);
+  EXPECT_NE(
+      m.find("osprey_postprocess_duration_seconds_count{model=\"classifier\",version=\"1\"} 1"),
+      std::string::npos);
 }
 
 TEST(ProcessingServerLoad, BadStageConfigFailsTheLoadNamingTheKey) {

@@ -45,7 +45,8 @@ inline std::string encode_jpeg(const RawImage& im, int quality = 100) {
   jpeg_set_defaults(&c);
   jpeg_set_quality(&c, quality, TRUE);
   // No chroma subsampling: colors stay exact enough to test with.
-  for (int i = 0; i < c.num_components; ++i) c.comp_info[i].h_samp_factor = c.comp_info[i].v_samp_factor = 1;
+  for (int i = 0; i < c.num_components; ++i)
+    c.comp_info[i].h_samp_factor = c.comp_info[i].v_samp_factor = 1;
   jpeg_start_compress(&c, TRUE);
   while (c.next_scanline < c.image_height) {
     JSAMPROW row = const_cast<uint8_t*>(im.pixels.data()) +
@@ -84,8 +85,10 @@ inline std::string encode_png(const RawImage& im, int bit_depth = 8) {
   for (int y = 0; y < im.height; ++y) {
     const uint8_t* src = im.pixels.data() + y * samples;
     for (size_t i = 0; i < samples; ++i) {
-      if (bit_depth == 8) row[i] = src[i];
-      else row[2 * i] = row[2 * i + 1] = src[i];
+      if (bit_depth == 8)
+        row[i] = src[i];
+      else
+        row[2 * i] = row[2 * i + 1] = src[i];
     }
     png_write_row(png, row.data());
   }
