@@ -29,7 +29,8 @@ Result<int64_t> classification_count(const InferRequest& r, const std::string& o
     if (it == o.parameters.end()) return 0;
     const auto* k = std::get_if<int64_t>(&it->second);
     if (!k || *k < 1)
-      return invalid_argument("output '", output, "': parameter 'classification' must be a positive integer");
+      return invalid_argument("output '", output,
+                              "': parameter 'classification' must be a positive integer");
     return *k;
   }
   return 0;
@@ -103,15 +104,18 @@ class ProcessingModel : public LoadedModel {
     }
     std::vector<Result<InferResponse>> results;
     for (size_t i = 0; i < batch.size(); ++i) {
-      if (failed[i].ok() && answers[i]) results.emplace_back(std::move(*answers[i]));
-      else results.emplace_back(failed[i].ok() ? internal_error("no answer") : failed[i]);
+      if (failed[i].ok() && answers[i])
+        results.emplace_back(std::move(*answers[i]));
+      else
+        results.emplace_back(failed[i].ok() ? internal_error("no answer") : failed[i]);
     }
     return results;
   }
 
  private:
   static Status check_classification(const InferRequest& r) {
-    for (const auto& o : r.outputs) OSPREY_RETURN_IF_ERROR(classification_count(r, o.name).status());
+    for (const auto& o : r.outputs)
+      OSPREY_RETURN_IF_ERROR(classification_count(r, o.name).status());
     return Status::Ok();
   }
 
@@ -233,7 +237,8 @@ Result<std::unique_ptr<LoadedModel>> wrap_with_processing(std::unique_ptr<Loaded
       if (in.name() != spec.model_input) continue;
       const std::string what = str_cat("parameter 'image_input' = '", spec.model_input, "'");
       if (in.data_type() != inference::TYPE_FP32)
-        return invalid_argument(what, ": the model input is ", inference::DataType_Name(in.data_type()),
+        return invalid_argument(what, ": the model input is ",
+                                inference::DataType_Name(in.data_type()),
                                 ", the image stage feeds TYPE_FP32");
       if (bytes_decl) in = *bytes_decl;
       replaced = true;
@@ -250,10 +255,12 @@ Result<std::unique_ptr<LoadedModel>> wrap_with_processing(std::unique_ptr<Loaded
     (void)labels;
     bool found = false;
     for (const auto& out : config.output()) found = found || out.name() == name;
-    if (!found) return invalid_argument("output '", name, "' with label_filename: the model has no such output");
+    if (!found)
+      return invalid_argument("output '", name,
+                              "' with label_filename: the model has no such output");
   }
-  return std::unique_ptr<LoadedModel>(new ProcessingModel(std::move(inner), std::move(config),
-                                                          std::move(stages)));
+  return std::unique_ptr<LoadedModel>(
+      new ProcessingModel(std::move(inner), std::move(config), std::move(stages)));
 }
 
 }  // namespace osprey::server
