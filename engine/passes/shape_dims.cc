@@ -18,8 +18,16 @@ SymDim sym_dim(std::string s) {
 
 // The dim of a broadcast: equal dims, a dim against 1, or a fixed size > 1 against anything
 // (the only size a successful run can have).
+// True when `m` is min(S, D) (from slice_shape) of the symbol S of `s`, with D > 1: against
+// S it can only broadcast, in a run that succeeds, to S itself.
+static bool is_min_of(const SymDim& m, const SymDim& s) {
+  return !s.sym.empty() && m.sym.rfind("min(" + s.sym + ",", 0) == 0;
+}
+
 static SymDim broadcast_dim(const SymDim& a, const SymDim& b) {
   if (a == b) return a;
+  if (is_min_of(a, b)) return b;
+  if (is_min_of(b, a)) return a;
   if (a.fixed() && a.value == 1) return b;
   if (b.fixed() && b.value == 1) return a;
   if (a.fixed() && b.fixed()) return {};  // fails at run time

@@ -425,7 +425,8 @@ class Inference {
   // Contents only: a 1-D int64 value sliced on axis 0 with step 1.
   void slice(const ir::Node& n, int y) {
     const int data = in(n, 0);
-    if (!has_contents(data) || !known(data) || shape(data).size() != 1) return;
+    if (!has_contents(data)) return slice_shape(n, y);
+    if (!known(data) || shape(data).size() != 1) return;
     std::vector<int64_t> starts, ends, axes = {0}, steps = {1};
     if (!ints_input_or_attr(n, 1, "starts", &starts) || !ints_input_or_attr(n, 2, "ends", &ends))
       return;
@@ -442,6 +443,52 @@ class Inference {
     e = std::clamp<int64_t>(e, b, len);
     set_contents(y, SymShape(c.begin() + b, c.begin() + e));
     set_shape(y, {fixed_dim(e - b)});
+  }
+
+  // Shape of Slice (opset >= 10) with constant starts/axes/steps and ends either constant or
+  // a symbol S starting at 0 over a fixed dim D > 1: that dim is min(S, D), which
+  // broadcast_sym knows equals S wherever it meets S in a run that succeeds.
+  void slice_shape(const ir::Node& n, int y) {
+    const int data = in(n, 0);
+    if (!known(data) || n.opset < 10 || in(n, 1) == ir::kNoValue || in(n, 2) == ir::kNoValue)
+      return;
+    SymShape out = shape(data);
+    const int64_t r = static_cast<int64_t>(out.size());
+    std::vector<int64_t> starts, axes, steps;
+    const int e = in(n, 2);
+    if (!ints_input_or_attr(n, 1, "starts", &starts) || !has_contents(e)) return;
+    const SymShape& ends = contents(e);
+    if (in(n, 3) == ir::kNoValue) {
+      for (int64_t i = 0; i < static_cast<int64_t>(starts.size()); ++i) axes.push_back(i);
+    } else if (!ints_input_or_attr(n, 3, "axes", &axes)) {
+      return;
+    }
+    if (in(n, 4) != ir::kNoValue && !ints_input_or_attr(n, 4, "steps", &steps)) return;
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() ||
+        steps.size() != starts.size())
+      return;
+    for (size_t i = 0; i < starts.size(); ++i) {
+      const int64_t axis = axes[i] < 0 ? axes[i] + r : axes[i];
+      if (axis < 0 || axis >= r) return;
+      SymDim& d = out[static_cast<size_t>(axis)];
+      const SymDim& end = ends[i];
+      if (steps[i] != 1 || !d.fixed()) {
+        d = {};
+      } else if (end.fixed()) {
+        const int64_t len = d.value;
+        int64_t b = starts[i] < 0 ? starts[i] + len : starts[i];
+        int64_t x = end.value < 0 ? end.value + len : end.value;
+        b = std::clamp<int64_t>(b, 0, len);
+        x = std::clamp<int64_t>(x, b, len);
+        d = fixed_dim(x - b);
+      } else if (!end.sym.empty() && starts[i] == 0 && d.value > 1) {
+        d = sym_dim(str_cat("min(", end.sym, ",", d.value, ")"));
+      } else {
+        d = {};
+      }
+    }
+    set_shape(y, std::move(out));
   }
 
   void reduce(const ir::Node& n, int y) {

@@ -56,6 +56,41 @@ TEST(MatMulAddFusionTest, BiasResidualAndActivationBecomeOneNode) {
   expect_session_levels_agree(m.bytes(), in, 2);
 }
 
+TEST(MatMulAddFusionTest, ResidualThroughPositionEmbeddingSlice) {
+  // BERT's embeddings: x[N, S, 6] + pos[:S] (a Slice ending at Shape(x)[1]), then a projection
+  // with that sum as its residual. The sum has x's shape in every run that succeeds.
+  ModelBuilder m;
+  m.input("x", kF, {-1, -1, 6}).output("y");
+  m.proto()
+      .mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(1)
+      ->set_dim_param("seq");
+  m.initializer("pos", {8, 6}, values(48, -0.5f, 0.1f));
+  m.node("Shape", {"x"}, {"shape"});
+  int64_initializer(m, "one", {}, {1});
+  int64_initializer(m, "zeros", {1}, {0});
+  m.node("Gather", {"shape", "one"}, {"seq"});
+  m.node("Unsqueeze", {"seq", "zeros"}, {"end"});
+  m.node("Slice", {"pos", "zeros", "end", "zeros"}, {"p"});
+  m.node("Unsqueeze", {"p", "zeros"}, {"p3"});
+  m.node("Add", {"x", "p3"}, {"e"});
+  m.initializer("W", {6, 6}, values(36, -0.4f, 0.11f));
+  m.initializer("b", {6}, values(6, 0.2f, -0.1f));
+  m.node("MatMul", {"e", "W"}, {"mm"}, "proj");
+  m.node("Add", {"mm", "b"}, {"biased"});
+  m.node("Add", {"e", "biased"}, {"y"});
+  const std::vector<NamedTensor> in = {{"x", ramp({2, 5, 6})}};
+  auto g = expect_pass_preserves(m.bytes(), pass_list(make_matmul_add_fusion()), in);
+  ASSERT_TRUE(g);
+  EXPECT_NE(dump_graph(*g).find("FusedMatMul 'proj': e, W, b, e -> y"), std::string::npos)
+      << dump_graph(*g);
+  expect_session_levels_agree(m.bytes(), in, 2);
+}
+
 TEST(MatMulAddFusionTest, GemmWithTransposedBAndRowBias) {
   ModelBuilder m;
   m.input("x", kF, {-1, 4}).output("y");
