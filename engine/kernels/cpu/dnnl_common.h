@@ -23,7 +23,10 @@ const dnnl::engine& dnnl_engine();
 int kernel_threads(const KernelContext& ctx);
 
 // Sizes oneDNN's OpenMP team for the calling thread (omp_set_num_threads is a per-thread
-// setting) to `threads`. Call before creating or executing a primitive.
+// setting) to `threads`. Call before creating or executing a primitive. The workers are the
+// same libgomp threads the session's ThreadPool::parallel_for uses from this thread (it asks
+// for its team size explicitly, so this setting only sizes oneDNN's regions); called from
+// inside a parallel_for range, oneDNN runs the primitive on the calling thread alone.
 void use_threads(int threads);
 
 // Runs `fn` (which may throw dnnl::error) and turns an exception into a Status naming `what`.
