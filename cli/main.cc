@@ -2,7 +2,10 @@
 // Every failure prints exactly one line, "osprey: error: ...", on stderr and exits non-zero
 // (2 for command-line usage errors, 1 for everything else).
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <utility>
@@ -26,7 +29,23 @@ std::string status_message(const osprey::Status& s) {
 
 }  // namespace
 
+// oneDNN (Debian's build) runs on OpenMP, and libgomp by default spins at every barrier for
+// 300,000 pause instructions (~15 ms on this Xeon) before sleeping. When a core is shared with
+// other work, 2-thread sessions then collapse (MobileNetV2 54 ms at 1 thread, 400-800 ms at 2 on
+// a loaded 2-core machine), while a fully passive policy costs ~50% at 2 threads on an idle one
+// (24 ms vs 12 ms). A bounded spin of 20,000 (~1 ms) keeps the idle-machine speed (11.7 ms) and
+// bounds the damage under load; see docs/PERFORMANCE.md. libgomp reads the setting only once,
+// before main(), so the tool re-executes itself once with GOMP_SPINCOUNT=20000 unless the user
+// chose a policy (OMP_WAIT_POLICY or GOMP_SPINCOUNT).
+static void bound_openmp_spin_waits(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
+  if (setenv("GOMP_SPINCOUNT", "20000", 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // exec failed (no /proc): carry on with the default policy, which is correct, only slower.
+}
+
 int main(int argc, char** argv) {
+  bound_openmp_spin_waits(argv);
   CLI::App app{"Osprey: run, inspect, benchmark and serve ONNX models", "osprey"};
   app.set_version_flag("--version", std::string("osprey ") + OSPREY_VERSION);
   app.require_subcommand(1);

@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
-# Runs a libFuzzer harness:  scripts/fuzz.sh [fuzz_model_loader|fuzz_model_run] [seconds]
-# The seed corpus is every model.onnx of the ONNX node tests; new inputs that grow
-# coverage go to build-fuzz/corpus-<harness>/, crashes to build-fuzz/crash-*.
+# Runs a libFuzzer harness:  scripts/fuzz.sh HARNESS [seconds]
+#   fuzz_model_loader, fuzz_model_run   seeds: every model.onnx of the ONNX node tests
+#   fuzz_http_infer_request             seeds: tests/fuzz/seeds/fuzz_http_infer_request/
+#   fuzz_model_config                   seeds: tests/fuzz/seeds/fuzz_model_config/
+#   fuzz_image_decode                   seeds: tests/fuzz/seeds/fuzz_image_decode/ (if present)
+# New inputs that grow coverage go to build-fuzz/corpus-<harness>/, crashes to build-fuzz/crash-*.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 harness="${1:-fuzz_model_loader}"
 seconds="${2:-60}"
 bash "$REPO/scripts/build.sh" fuzz "$harness"
-seeds="$REPO/build-fuzz/seeds"
-if [[ ! -d "$seeds" ]]; then
-  mkdir -p "$seeds"
-  for d in /usr/share/libonnx-testdata/data/node/*/; do cp "$d/model.onnx" "$seeds/$(basename "$d").onnx"; done
-fi
+case "$harness" in
+  fuzz_model_loader | fuzz_model_run)
+    seeds="$REPO/build-fuzz/seeds"
+    if [[ ! -d "$seeds" ]]; then
+      mkdir -p "$seeds"
+      for d in /usr/share/libonnx-testdata/data/node/*/; do cp "$d/model.onnx" "$seeds/$(basename "$d").onnx"; done
+    fi
+    ;;
+  *)
+    seeds="$REPO/tests/fuzz/seeds/$harness"
+    mkdir -p "$REPO/build-fuzz/empty-seeds"
+    [[ -d "$seeds" ]] || seeds="$REPO/build-fuzz/empty-seeds"
+    ;;
+esac
 corpus="$REPO/build-fuzz/corpus-$harness"
 mkdir -p "$corpus"
 cd "$REPO/build-fuzz"

@@ -133,8 +133,20 @@ Status ModelLifecycle::sync_versions(Model* m, const ScannedModel& scan, bool re
       slot.reason = str_cat("version ", v, " is not in the repository");
       if (first_error.ok()) first_error = not_found("model '", scan.name, "': ", slot.reason);
     }
-    for (const auto& [v, slot] : m->slots)
-      if (!keep.count(v) && slot.current) to_unload.push_back(v);
+    // A selected version that failed to load leaves an older version serving in its place
+    // (newest first): a failed reload never takes a model down.
+    size_t failed = 0;
+    for (int64_t v : sel.serve)
+      if (auto it = m->slots.find(v); it == m->slots.end() || !it->second.current) ++failed;
+    for (auto it = m->slots.rbegin(); it != m->slots.rend(); ++it) {
+      const auto& [v, slot] = *it;
+      if (keep.count(v) || !slot.current) continue;
+      if (failed > 0) {
+        --failed;
+        continue;
+      }
+      to_unload.push_back(v);
+    }
   }
   for (int64_t v : to_unload) unload_version(m, v, "unloaded (not selected by the version policy)");
   std::unique_lock<std::shared_mutex> lock(mu_);

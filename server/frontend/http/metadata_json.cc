@@ -164,7 +164,8 @@ namespace {
 // proto3's JSON mapping prints 64-bit integers as strings ("dims": ["3", "224"]); Triton's
 // clients and perf_analyzer read them as numbers, so these fields are turned back into numbers.
 bool is_int64_field(std::string_view key) {
-  return key == "dims" || key == "shape" || key == "versions" ||
+  return key == "dims" || key == "shape" || key == "versions" || key == "priority_levels" ||
+         key == "default_priority_level" ||
          key == "max_queue_delay_microseconds" || key == "default_timeout_microseconds";
 }
 

@@ -196,10 +196,20 @@ class RouteHandler {
     if (!st.ok()) return respond_(error_response(st));
     auto doc = parse_object_body(req_.body, load ? "load" : "unload");
     if (!doc.ok()) return respond_(error_response(doc.status()));
-    if (const rapidjson::Value* p = find_member(*doc, "parameters");
-        p && !(p->IsObject() && p->MemberCount() == 0))
-      return respond_(error_response(unimplemented(
-          load ? "load" : "unload", " parameters (configuration or file overrides) are not supported")));
+    // Triton's clients send {"parameters": {"unload_dependents": false}} on unload. Osprey has
+    // no ensembles, so a model has no dependents and the flag changes nothing; configuration
+    // and file overrides on load are not supported.
+    if (const rapidjson::Value* p = find_member(*doc, "parameters"); p) {
+      if (!p->IsObject())
+        return respond_(error_response(invalid_argument("'parameters' must be an object")));
+      for (const auto& m : p->GetObject()) {
+        const std::string key = m.name.GetString();
+        if (!load && key == "unload_dependents" && m.value.IsBool()) continue;
+        return respond_(error_response(unimplemented(
+            load ? "load" : "unload", " parameter '", key,
+            "' is not supported (configuration and file overrides are not implemented)")));
+      }
+    }
     st = load ? server_.load_model(model) : server_.unload_model(model);
     if (!st.ok()) return respond_(error_response(st));
     respond_(empty_response(200));

@@ -55,7 +55,7 @@ class FakeLoader {
     if (s.fingerprint.rfind("bad", 0) == 0) return invalid_argument("cannot load ", s.fingerprint);
     auto v = std::make_shared<FakeVersion>(s.fingerprint);
     std::lock_guard<std::mutex> lock(mu_);
-    loaded_[s.version] = v;
+    loaded_.push_back(v);  // kept alive so tests may inspect a version after it is swapped out
     return std::shared_ptr<ServedVersion>(v);
   }
   void wait_started() {
@@ -73,7 +73,7 @@ class FakeLoader {
   std::mutex mu_;
   std::condition_variable cv_;
   bool started_ = false, released_ = false;
-  std::map<int64_t, std::shared_ptr<FakeVersion>> loaded_;
+  std::vector<std::shared_ptr<FakeVersion>> loaded_;
 };
 
 ScannedModel scan(std::vector<std::pair<int64_t, std::string>> versions,
@@ -190,6 +190,24 @@ TEST_F(ModelLifecycleTest, NewVersionReplacesOldUnderLatestPolicy) {
   ASSERT_TRUE(lifecycle.apply(scan({{1, "a"}, {2, "b"}}, "all"), false).get().ok());
   EXPECT_NE(serving(1), nullptr);
   EXPECT_NE(serving(2), nullptr);
+}
+
+TEST_F(ModelLifecycleTest, BrokenNewerVersionLeavesTheOlderOneServing) {
+  ASSERT_TRUE(lifecycle.apply(scan({{1, "a"}, {2, "b"}}), false).get().ok());
+  FakeVersion* v2 = serving();
+  ASSERT_EQ(v2->fingerprint, "b");
+  // Version 3 is selected by "latest" but cannot load: version 2 keeps serving.
+  EXPECT_FALSE(lifecycle.apply(scan({{1, "a"}, {2, "b"}, {3, "bad-c"}}), false).get().ok());
+  EXPECT_EQ(serving(), v2);
+  EXPECT_FALSE(v2->drained);
+  EXPECT_EQ(entry("2").state, "READY");
+  EXPECT_EQ(entry("3").state, "UNAVAILABLE");
+  EXPECT_NE(entry("3").reason.find("cannot load bad-c"), std::string::npos) << entry("3").reason;
+  // Once version 3 is fixed it replaces version 2.
+  ASSERT_TRUE(lifecycle.apply(scan({{1, "a"}, {2, "b"}, {3, "c"}}), false).get().ok());
+  EXPECT_EQ(serving()->fingerprint, "c");
+  EXPECT_TRUE(v2->drained);
+  EXPECT_EQ(entry("2").state, "UNAVAILABLE");
 }
 
 TEST_F(ModelLifecycleTest, UnloadDrainsInFlightRequests) {
