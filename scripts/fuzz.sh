@@ -24,6 +24,7 @@ case "$harness" in
     [[ -d "$seeds" ]] || seeds="$REPO/build-fuzz/empty-seeds"
     ;;
 esac
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}suppressions=$REPO/tests/fuzz/ubsan.supp"
 corpus="$REPO/build-fuzz/corpus-$harness"
 mkdir -p "$corpus"
 cd "$REPO/build-fuzz"
