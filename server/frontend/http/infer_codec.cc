@@ -15,7 +15,12 @@
 namespace osprey::server::http {
 namespace {
 
-constexpr auto kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag;
+// Iterative parsing: deeply nested JSON cannot overflow the stack. Numbers use RapidJSON's
+// normal-precision strtod: its full-precision path (1.1.0, Debian's) computes
+// __builtin_clzll(0) for some inputs (found by fuzz_http_infer_request). Normal precision is
+// within a few ULP of the exact double, so FP32 data rounds to the same float; clients that
+// need bit-exact FP64 send the binary tensor extension, as Triton's clients do by default.
+constexpr auto kParseFlags = rapidjson::kParseIterativeFlag;
 
 struct BinaryInput {
   size_t input_index;
