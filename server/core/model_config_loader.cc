@@ -17,6 +17,61 @@ namespace osprey::server {
 namespace {
 
 namespace fs = std::filesystem;
+
+// True when `s` is well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
+bool is_valid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      n = 1, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + n >= s.size()) return false;
+    for (size_t k = 1; k <= n; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+// Every string field of `m` (recursively, map entries included) must be UTF-8: the config is
+// served as JSON and over gRPC, where protobuf refuses other bytes.
+Status check_utf8_strings(const google::protobuf::Message& m, const std::string& path) {
+  using google::protobuf::FieldDescriptor;
+  const auto* r = m.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  r->ListFields(m, &fields);
+  for (const FieldDescriptor* f : fields) {
+    const std::string name = path.empty() ? f->name() : path + "." + f->name();
+    const int count = f->is_repeated() ? r->FieldSize(m, f) : 1;
+    for (int i = 0; i < count; ++i) {
+      if (f->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+        const std::string v = f->is_repeated() ? r->GetRepeatedString(m, f, i) : r->GetString(m, f);
+        if (!is_valid_utf8(v)) return invalid_argument("field '", name, "' is not valid UTF-8");
+      } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+        OSPREY_RETURN_IF_ERROR(check_utf8_strings(
+            f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f), name));
+      }
+    }
+  }
+  return Status::Ok();
+}
 using inference::ModelConfig;
 
 // Keeps protobuf's first error with its position (protobuf counts from 0; we print from 1).
@@ -268,6 +323,7 @@ Result<ModelConfig> parse_model_config(std::string_view text, const std::string&
 
 Status validate_model_config(const std::string& model_name, ModelConfig* config) {
   ModelConfig& c = *config;
+  OSPREY_RETURN_IF_ERROR(check_utf8_strings(c, ""));
   if (c.name().empty()) c.set_name(model_name);
   if (c.name() != model_name)
     return invalid_argument("name '", c.name(), "' does not match the model directory '",

@@ -135,3 +135,34 @@ TEST(ModelConfigLoader, OversizedConfigIsRefused) {
 
 }  // namespace
 }  // namespace osprey::server
+
+namespace osprey::server {
+namespace {
+
+TEST(ModelConfigLoader, NonUtf8StringsAreRefusedNamingTheField) {
+  // TextFormat accepts byte escapes; the config is served as JSON and over gRPC, so only UTF-8.
+  auto bad = parse_model_config(
+      "input [ { name: \"x\\377\" data_type: TYPE_FP32 dims: [ 4 ] } ]", "repo/m/config.pbtxt");
+  ASSERT_TRUE(bad.ok()) << bad.status().to_string();
+  Status st = validate_model_config("m", &bad.value());
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("'input.name' is not valid UTF-8"), std::string::npos) << st.message();
+
+  for (const char* text : {"parameters { key: \"threads\" value { string_value: \"\\300\\200\" } }",
+                           "output [ { name: \"\\355\\240\\200\" data_type: TYPE_FP32 dims: [ 1 ] } ]"}) {
+    auto c = parse_model_config(text, "repo/m/config.pbtxt");
+    ASSERT_TRUE(c.ok()) << text;
+    EXPECT_NE(validate_model_config("m", &c.value()).message().find("not valid UTF-8"),
+              std::string::npos)
+        << text;  // an overlong encoding and a UTF-16 surrogate
+  }
+  // Multi-byte UTF-8 is fine.
+  auto good = parse_model_config(
+      "input [ { name: \"\xC3\xA9t\xE2\x82\xAC\xF0\x9F\x98\x80\" data_type: TYPE_FP32 dims: [ 4 ] } ]",
+      "repo/m/config.pbtxt");
+  ASSERT_TRUE(good.ok());
+  EXPECT_TRUE(validate_model_config("m", &good.value()).ok());
+}
+
+}  // namespace
+}  // namespace osprey::server
