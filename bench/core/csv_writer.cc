@@ -28,6 +28,22 @@ std::string opt_num(double v) {
 
 }  // namespace
 
+AgreementSummary summarize_agreement(const Measurement& m) {
+  AgreementSummary s;
+  for (const auto& a : m.agreement) {
+    if (!a.compared) {
+      s.notes += (s.notes.empty() ? "" : "; ") + a.output + ": " + a.note;
+      continue;
+    }
+    s.max_abs = s.compared ? std::max(s.max_abs, a.max_abs) : a.max_abs;
+    s.max_rel = s.compared ? std::max(s.max_rel, a.max_rel) : a.max_rel;
+    s.cosine = s.compared ? std::min(s.cosine, a.cosine) : a.cosine;
+    if (a.top1_agreement >= 0) s.top1 = s.top1 < 0 ? a.top1_agreement : std::min(s.top1, a.top1_agreement);
+    ++s.compared;
+  }
+  return s;
+}
+
 double ratio_to_reference(const BenchReport& report, const Measurement& m) {
   if (m.status != CellStatus::kOk || m.summary.count == 0) return -1;
   for (const auto& o : report.measurements)
@@ -86,14 +102,8 @@ std::string csv_report(const BenchReport& report) {
     for (const auto& f : report.frameworks)
       if (f.name == m.framework) version = f.version;
     const bool ok = m.status == CellStatus::kOk;
-    double max_abs = -1, max_rel = -1, cos = 2, top1 = 2;
-    for (const auto& a : m.agreement) {
-      if (!a.compared) continue;
-      max_abs = std::max(max_abs, a.max_abs);
-      max_rel = std::max(max_rel, a.max_rel);
-      cos = std::min(cos, a.cosine);
-      if (a.top1_agreement >= 0) top1 = std::min(top1, a.top1_agreement);
-    }
+    const AgreementSummary agree = summarize_agreement(m);
+    const bool compared = agree.compared > 0;
     const Summary& s = m.summary;
     std::vector<std::string> row = {
         c.model,
@@ -124,10 +134,10 @@ std::string csv_report(const BenchReport& report) {
         m.rss_bytes < 0 ? "" : num(static_cast<double>(m.rss_bytes) / (1 << 20)),
         m.peak_rss_bytes < 0 ? "" : num(static_cast<double>(m.peak_rss_bytes) / (1 << 20)),
         m.agreement_reference,
-        opt_num(max_abs),
-        opt_num(max_rel),
-        cos > 1 ? "" : num(cos),
-        top1 > 1 ? "" : num(top1)};
+        compared ? opt_num(agree.max_abs) : "",
+        compared ? opt_num(agree.max_rel) : "",
+        compared ? num(agree.cosine) : "",
+        agree.top1 < 0 ? "" : num(agree.top1)};
     for (size_t i = 0; i < row.size(); ++i) {
       if (i) out += ',';
       out += csv_field(row[i]);

@@ -37,23 +37,14 @@ std::string cell_text(std::string s) {
 
 std::string agreement_text(const Measurement& m) {
   if (m.agreement_reference.empty()) return m.agreement_note.empty() ? "-" : m.agreement_note;
-  double max_abs = 0, cos = 1, top1 = 2;
-  int compared = 0;
-  std::string notes;
-  for (const auto& a : m.agreement) {
-    if (!a.compared) {
-      notes += (notes.empty() ? "" : "; ") + a.output + ": " + a.note;
-      continue;
-    }
-    ++compared;
-    max_abs = std::max(max_abs, a.max_abs);
-    cos = std::min(cos, a.cosine);
-    if (a.top1_agreement >= 0) top1 = std::min(top1, a.top1_agreement);
-  }
+  const AgreementSummary agree = summarize_agreement(m);
+  const double max_abs = std::max(0.0, agree.max_abs), cos = std::min(1.0, agree.cosine);
+  const double top1 = agree.top1;
+  const std::string& notes = agree.notes;
   std::string s;
-  if (compared > 0) {
+  if (agree.compared > 0) {
     s = "max abs " + g(max_abs) + ", cos " + f(cos, 6);
-    if (top1 <= 1) s += ", top-1 " + f(100 * top1, 0) + "%";
+    if (top1 >= 0) s += ", top-1 " + f(100 * top1, 0) + "%";
     s += " vs " + m.agreement_reference;
   }
   if (!notes.empty()) s += (s.empty() ? "" : "; ") + notes;

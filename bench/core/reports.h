@@ -25,6 +25,16 @@ std::string markdown_report(const BenchReport& report);
 // Writes results.csv, results.json and summary.md into `out_dir` (created if missing).
 Status write_reports(const BenchReport& report, const std::string& out_dir);
 
+// Output agreement of one measurement over its compared outputs: the largest max abs / max rel
+// error, the lowest cosine, the lowest top-1 agreement (-1 when no output is a classifier), and
+// "output: why" notes (joined with "; ") for the outputs that could not be compared.
+struct AgreementSummary {
+  int compared = 0;
+  double max_abs = 0, max_rel = 0, cosine = 1, top1 = -1;
+  std::string notes;
+};
+AgreementSummary summarize_agreement(const Measurement& m);
+
 // The measurement's p50 divided by the reference framework's p50 in the same cell; -1 when
 // either is missing.
 double ratio_to_reference(const BenchReport& report, const Measurement& m);
