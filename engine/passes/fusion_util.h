@@ -33,6 +33,20 @@ struct GraphIndex {
   bool in_subgraph_;
 };
 
+// Calls rewrite(g, index, i) on nodes in order until one reports a change, rebuilds the index
+// and starts over, until a whole sweep changes nothing. Returns whether anything changed.
+template <class Rewrite>
+bool rewrite_until_fixed_point(ir::Graph& g, bool in_subgraph, Rewrite rewrite) {
+  bool changed = false;
+  for (bool progress = true; progress;) {
+    progress = false;
+    GraphIndex ix(g, in_subgraph);
+    for (size_t i = 0; i < g.nodes.size() && !progress; ++i) progress = rewrite(g, ix, i);
+    changed = changed || progress;
+  }
+  return changed;
+}
+
 // An activation reading a fused node's output `y`: which one, its parameters, the nodes it is
 // made of and the value it produces.
 struct ActivationMatch {

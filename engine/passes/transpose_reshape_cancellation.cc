@@ -30,14 +30,7 @@ class TransposeReshapeCancellation final : public Pass {
   int level() const override { return 2; }
 
   Result<bool> run(ir::Graph& g, PassContext& ctx) override {
-    bool changed = false;
-    for (bool progress = true; progress;) {
-      progress = false;
-      GraphIndex ix(g, ctx.in_subgraph);
-      for (size_t i = 0; i < g.nodes.size() && !progress; ++i) progress = rewrite(g, ix, i);
-      changed = changed || progress;
-    }
-    return changed;
+    return rewrite_until_fixed_point(g, ctx.in_subgraph, rewrite);
   }
 
  private:
