@@ -17,15 +17,12 @@ import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from e2e_util import FAILURES, check, tiny_model  # noqa: E402
+
+
 HERE = Path(__file__).resolve().parent
-FAILURES = []
 WIDTH, HEIGHT = 1400, 3000
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print(f"FAIL: {what}", file=sys.stderr)
 
 
 def find_chromium():
@@ -34,20 +31,6 @@ def find_chromium():
         if path:
             return path
     return None
-
-
-def tiny_model(path):
-    import numpy as np
-    from onnx import TensorProto, helper, save
-
-    w = np.linspace(-1, 1, 8 * 5, dtype=np.float32).reshape(8, 5)
-    graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["h"]), helper.make_node("MatMul", ["h", "w"], ["logits"])],
-        "tiny",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 5])],
-        [helper.make_tensor("w", TensorProto.FLOAT, [8, 5], w.flatten().tolist())])
-    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
 
 
 class Dom(HTMLParser):

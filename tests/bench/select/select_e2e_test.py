@@ -13,27 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print(f"FAIL: {what}", file=sys.stderr)
-
-
-def tiny_model(path):
-    import numpy as np
-    from onnx import TensorProto, helper, save
-
-    w = np.linspace(-1, 1, 8 * 5, dtype=np.float32).reshape(8, 5)
-    graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["h"]), helper.make_node("MatMul", ["h", "w"], ["y"])],
-        "tiny",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5])],
-        [helper.make_tensor("w", TensorProto.FLOAT, [8, 5], w.flatten().tolist())])
-    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from e2e_util import FAILURES, check, tiny_model  # noqa: E402
 
 
 def run(osprey, *args):
