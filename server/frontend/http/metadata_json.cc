@@ -1,5 +1,7 @@
 #include "frontend/http/metadata_json.h"
 
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -7,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <set>
 #include <string_view>
 
 #include "frontend/http/json_params.h"
@@ -162,11 +165,31 @@ std::string statistics_json(const std::vector<ModelStats>& stats) {
 namespace {
 
 // proto3's JSON mapping prints 64-bit integers as strings ("dims": ["3", "224"]); Triton's
-// clients and perf_analyzer read them as numbers, so these fields are turned back into numbers.
+// clients and perf_analyzer read them as numbers, so the values of every int64/uint64 field of
+// ModelConfig (names collected from the message descriptors, map keys excepted) become numbers.
+void collect_int64_fields(const google::protobuf::Descriptor* d, std::set<std::string>* names,
+                          std::set<const google::protobuf::Descriptor*>* seen) {
+  using google::protobuf::FieldDescriptor;
+  if (!seen->insert(d).second) return;
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (d->options().map_entry() && f->name() == "key") continue;
+    if (f->cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
+        f->cpp_type() == FieldDescriptor::CPPTYPE_UINT64)
+      names->insert(f->name());
+    else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE)
+      collect_int64_fields(f->message_type(), names, seen);
+  }
+}
+
 bool is_int64_field(std::string_view key) {
-  return key == "dims" || key == "shape" || key == "versions" || key == "priority_levels" ||
-         key == "default_priority_level" ||
-         key == "max_queue_delay_microseconds" || key == "default_timeout_microseconds";
+  static const std::set<std::string> names = [] {
+    std::set<std::string> n;
+    std::set<const google::protobuf::Descriptor*> seen;
+    collect_int64_fields(inference::ModelConfig::descriptor(), &n, &seen);
+    return n;
+  }();
+  return names.count(std::string(key)) > 0;
 }
 
 bool parse_integer(const char* s, int64_t* out) {

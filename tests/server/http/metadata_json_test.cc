@@ -79,5 +79,33 @@ TEST(MetadataJson, ModelConfigKeepsProtoFieldNames) {
   EXPECT_TRUE(d.HasMember("platform"));  // primitive fields are printed even when empty
 }
 
+TEST(MetadataJson, ConfigPrints64BitIntegersAsNumbers) {
+  inference::ModelConfig c;
+  c.set_name("123");
+  auto* in = c.add_input();
+  in->set_name("x");
+  in->add_dims(-1);
+  in->add_dims(224);
+  auto* db = c.mutable_dynamic_batching();
+  db->set_max_queue_delay_microseconds(2000);
+  db->set_priority_levels(2);
+  (*db->mutable_priority_queue_policy())[1].set_default_timeout_microseconds(500);
+  auto json = model_config_json(c);
+  ASSERT_TRUE(json.ok());
+  auto d = parse(*json);
+  const auto& dims = d["input"][0]["dims"];
+  ASSERT_TRUE(dims.IsArray());
+  EXPECT_EQ(dims[0].GetInt64(), -1);
+  EXPECT_EQ(dims[1].GetInt64(), 224);
+  EXPECT_EQ(d["dynamic_batching"]["max_queue_delay_microseconds"].GetInt64(), 2000);
+  EXPECT_EQ(d["dynamic_batching"]["priority_levels"].GetInt64(), 2);
+  // Map keys stay object member names; the values' 64-bit fields are numbers too.
+  const auto& policy = d["dynamic_batching"]["priority_queue_policy"]["1"];
+  EXPECT_EQ(policy["default_timeout_microseconds"].GetInt64(), 500);
+  // A string that happens to look like a number is left a string.
+  ASSERT_TRUE(d["name"].IsString());
+  EXPECT_STREQ(d["name"].GetString(), "123");
+}
+
 }  // namespace
 }  // namespace osprey::server::http
