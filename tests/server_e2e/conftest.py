@@ -9,7 +9,6 @@ Environment:
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,18 +22,9 @@ VENV_BIN = Path(sys.executable).parent
 sys.path.insert(0, str(REPO / "tools" / "serve"))
 
 import make_demo_repository  # noqa: E402
+from serve_util import free_port, unavailable  # noqa: E402
 
 
-def unavailable(reason):
-    if os.environ.get("OSPREY_REQUIRE_ZOO") == "1":
-        pytest.fail(f"{reason} (OSPREY_REQUIRE_ZOO=1)", pytrace=False)
-    pytest.skip(reason)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")

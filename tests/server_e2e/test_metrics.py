@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import tritonclient.http as httpclient
 
-from conftest import free_port, unavailable
+from serve_util import free_port, unavailable
 
 
 def infer_some(server, n=20):
