@@ -19,25 +19,30 @@ std::string describe(const grpc::Status& s) {
 }
 
 // Each worker gets its own channel (its own HTTP/2 connection), like one HTTP connection each.
-std::unique_ptr<Stub> make_stub(const Endpoint& e) {
+std::shared_ptr<grpc::Channel> make_channel(const Endpoint& e) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
-  return inference::GRPCInferenceService::NewStub(
-      grpc::CreateCustomChannel(target_of(e), grpc::InsecureChannelCredentials(), args));
+  return grpc::CreateCustomChannel(target_of(e), grpc::InsecureChannelCredentials(), args);
+}
+
+std::chrono::system_clock::time_point deadline_after(double seconds) {
+  return std::chrono::system_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
 class GrpcWorker : public InferWorker {
  public:
-  GrpcWorker(const TransportOptions& o, const inference::ModelInferRequest& request)
-      : stub_(make_stub(o.endpoint)), request_(request), timeout_s_(o.request_timeout_s) {}
+  GrpcWorker(std::shared_ptr<grpc::Channel> channel, const inference::ModelInferRequest& request, double timeout_s)
+      : stub_(inference::GRPCInferenceService::NewStub(std::move(channel))), request_(request), timeout_s_(timeout_s) {}
 
   InferOutcome infer() override {
     InferOutcome out;
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::milliseconds(static_cast<int64_t>(timeout_s_ * 1000)));
+    context.set_deadline(deadline_after(timeout_s_));
+    // A channel that lost its connection waits for the reconnect (bounded by the deadline)
+    // instead of failing every request at once during gRPC's reconnect back-off.
+    context.set_wait_for_ready(true);
     inference::ModelInferResponse response;
     const grpc::Status s = stub_->ModelInfer(&context, request_, &response);
     const auto t = Clock::now();
@@ -59,7 +64,8 @@ class GrpcWorker : public InferWorker {
 
 class GrpcTransport : public Transport {
  public:
-  explicit GrpcTransport(TransportOptions o) : options_(std::move(o)), stub_(make_stub(options_.endpoint)) {}
+  explicit GrpcTransport(TransportOptions o)
+      : options_(std::move(o)), stub_(inference::GRPCInferenceService::NewStub(make_channel(options_.endpoint))) {}
 
   Result<ModelInfo> metadata() override {
     inference::ModelMetadataRequest req;
@@ -120,15 +126,19 @@ class GrpcTransport : public Transport {
     return Status();
   }
 
+  // The worker's connection is made here, before any request is timed.
   Result<std::unique_ptr<InferWorker>> make_worker() override {
-    return std::unique_ptr<InferWorker>(new GrpcWorker(options_, request_));
+    auto channel = make_channel(options_.endpoint);
+    if (!channel->WaitForConnected(deadline_after(options_.request_timeout_s)))
+      return unavailable("gRPC: could not connect a worker channel to ", target_of(options_.endpoint), " within ",
+                         options_.request_timeout_s, " s");
+    return std::unique_ptr<InferWorker>(new GrpcWorker(std::move(channel), request_, options_.request_timeout_s));
   }
 
  private:
   std::unique_ptr<grpc::ClientContext> control_context() const {
     auto c = std::make_unique<grpc::ClientContext>();
-    c->set_deadline(std::chrono::system_clock::now() +
-                    std::chrono::milliseconds(static_cast<int64_t>(options_.request_timeout_s * 1000)));
+    c->set_deadline(deadline_after(options_.request_timeout_s));
     return c;
   }
 
