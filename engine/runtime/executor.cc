@@ -1,10 +1,14 @@
 #include "runtime/executor.h"
 
+#include <chrono>
+
 #include "kernels/registry.h"
 
 namespace osprey {
 
 namespace {
+Shape shape_of(const Value* v) { return v && v->is_tensor() ? v->tensor.shape() : Shape{}; }
+
 int64_t value_bytes(const Value& v) {
   if (v.is_tensor()) return static_cast<int64_t>(v.tensor.nbytes());
   int64_t n = 0;
@@ -14,10 +18,11 @@ int64_t value_bytes(const Value& v) {
 }  // namespace
 
 Status Executor::run_graph(const ir::Graph& g, std::vector<Value>& frame) {
+  const bool timed = profile_ && stack_.empty();
   stack_.emplace_back(&g, &frame);
   Status status;
   for (size_t ni = 0; ni < g.nodes.size() && status.ok(); ++ni) {
-    status = run_node(g.nodes[ni], frame);
+    status = timed ? run_timed_node(g.nodes[ni], frame) : run_node(g.nodes[ni], frame);
     for (int v : g.release_after[ni]) {
       live_bytes_ -= value_bytes(frame[static_cast<size_t>(v)]);
       frame[static_cast<size_t>(v)] = Value();
@@ -25,6 +30,24 @@ Status Executor::run_graph(const ir::Graph& g, std::vector<Value>& frame) {
   }
   stack_.pop_back();
   return status;
+}
+
+Status Executor::run_timed_node(const ir::Node& n, std::vector<Value>& frame) {
+  NodeTiming t;
+  t.name = n.name;
+  t.op_type = n.op_type;
+  t.domain = n.domain;
+  t.input_shapes.reserve(n.inputs.size());
+  for (int id : n.inputs)
+    t.input_shapes.push_back(id == ir::kNoValue ? Shape{} : shape_of(&frame[static_cast<size_t>(id)]));
+  const auto start = std::chrono::steady_clock::now();
+  Status s = run_node(n, frame);
+  t.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  t.output_shapes.reserve(n.outputs.size());
+  for (int id : n.outputs)
+    t.output_shapes.push_back(id == ir::kNoValue ? Shape{} : shape_of(&frame[static_cast<size_t>(id)]));
+  profile_->nodes.push_back(std::move(t));
+  return s;
 }
 
 Status Executor::run_node(const ir::Node& n, std::vector<Value>& frame) {

@@ -7,6 +7,7 @@
 
 #include "ir/graph.h"
 #include "kernels/kernel.h"
+#include "osprey/session.h"
 
 namespace osprey {
 
@@ -37,17 +38,23 @@ class Executor final : public SubgraphRunner {
   // On return, g.outputs' slots hold the results.
   Status run_graph(const ir::Graph& g, std::vector<Value>& frame);
 
+  // Times each node of the outermost graph run into `profile` (null = no timing). Nodes of
+  // subgraphs are not timed on their own: their time is part of their parent node's.
+  void set_profile(RunProfile* profile) { profile_ = profile; }
+
   // SubgraphRunner: binds inputs by position; captures come from the frame that is running.
   Result<std::vector<Value>> run(const ir::Graph& g, std::vector<Value> inputs) override;
 
  private:
   Status run_node(const ir::Node& n, std::vector<Value>& frame);
+  Status run_timed_node(const ir::Node& n, std::vector<Value>& frame);
 
   ExecutorLimits limits_;
   ThreadPool* pool_;
   const KernelStates* states_;
   std::vector<std::pair<const ir::Graph*, std::vector<Value>*>> stack_;  // frames being run
   int64_t live_bytes_ = 0;
+  RunProfile* profile_ = nullptr;
 };
 
 }  // namespace osprey

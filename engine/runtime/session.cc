@@ -45,7 +45,8 @@ class SessionImpl {
   Status resolve_kernels();
   Status check_input(const TensorInfo& info, const Tensor& t,
                      std::map<std::string, int64_t>* symbols) const;
-  Result<std::vector<NamedValue>> run(const std::vector<NamedValue>& inputs) const;
+  Result<std::vector<NamedValue>> run(const std::vector<NamedValue>& inputs,
+                                      RunProfile* profile) const;
 };
 
 namespace {
@@ -108,7 +109,9 @@ Status SessionImpl::check_input(const TensorInfo& info, const Tensor& t,
   return Status::Ok();
 }
 
-Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& given) const {
+Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& given,
+                                                 RunProfile* profile) const {
+  if (profile) profile->nodes.clear();
   const ir::Graph& g = *graph;
   std::vector<Value> frame(g.values.size());
   for (const auto& [id, t] : g.initializers) frame[static_cast<size_t>(id)] = Value(t);
@@ -137,8 +140,12 @@ Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& 
       if (g.values[static_cast<size_t>(id)].type.kind == ir::ValueType::Kind::kOptional) continue;
       return invalid_argument("missing input '", i.name, "' (", i.to_string(), ")");
     }
+  // Pins this calling thread's OpenMP workers before oneDNN or parallel_for use them
+  // (options.pin_threads; a no-op otherwise and once they are pinned).
+  pool->pin_team();
   Executor exec({options.max_tensor_elements, options.memory_limit_bytes}, pool.get(),
                 &kernel_states);
+  exec.set_profile(profile);
   OSPREY_RETURN_IF_ERROR(exec.run_graph(g, frame));
   std::vector<NamedValue> out;
   out.reserve(g.outputs.size());
@@ -154,7 +161,9 @@ Result<std::unique_ptr<Session>> Session::load_from_bytes(const std::string& byt
   auto impl = std::make_unique<SessionImpl>();
   impl->options = options;
   if (options.threads < 0) return invalid_argument("threads must be >= 0 (0 = automatic), got ", options.threads);
-  impl->pool = std::make_unique<ThreadPool>(options.threads);
+  ThreadPoolOptions pool_options;
+  pool_options.pin_workers = options.pin_threads;
+  impl->pool = std::make_unique<ThreadPool>(options.threads, pool_options);
   impl->options.threads = impl->pool->num_threads();
   OSPREY_ASSIGN_OR_RETURN(auto model, onnx_import::import_model(bytes, options.external_data_dir, options));
   impl->graph = model.graph;
@@ -191,14 +200,19 @@ const SessionOptions& Session::options() const { return impl_->options; }
 std::string Session::graph_dump() const { return passes::dump_graph(*impl_->graph); }
 
 Result<std::vector<NamedValue>> Session::run_values(const std::vector<NamedValue>& inputs) const {
-  return impl_->run(inputs);
+  return impl_->run(inputs, nullptr);
 }
 
 Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& inputs) const {
+  return run(inputs, nullptr);
+}
+
+Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& inputs,
+                                              RunProfile* profile) const {
   std::vector<NamedValue> in;
   in.reserve(inputs.size());
   for (const auto& [n, t] : inputs) in.emplace_back(n, Value(t));
-  OSPREY_ASSIGN_OR_RETURN(auto outs, impl_->run(in));
+  OSPREY_ASSIGN_OR_RETURN(auto outs, impl_->run(in, profile));
   std::vector<NamedTensor> result;
   result.reserve(outs.size());
   for (auto& [n, v] : outs) {

@@ -43,6 +43,24 @@ struct ModelStats {
   int64_t parameter_bytes = 0;
 };
 
+// Wall time of one node in one profiled run. Only nodes of the top-level graph are timed: the
+// nodes of a control-flow subgraph (If, Loop, Scan bodies) count toward their parent node.
+struct NodeTiming {
+  std::string name;     // the node's name in the model (may be empty)
+  std::string op_type;  // "Conv", "FusedConv", ...
+  std::string domain;   // "" for ONNX ops, "com.osprey" for the engine's fused ops
+  double ms = 0;        // wall time of the node's kernel
+  // Shapes the node saw in this run, by position; an empty shape for an absent or non-tensor
+  // input/output (a scalar tensor also has an empty shape). Enough to count FLOPs afterwards.
+  std::vector<Shape> input_shapes;
+  std::vector<Shape> output_shapes;
+};
+
+// Per-node timings of one run, in execution order.
+struct RunProfile {
+  std::vector<NodeTiming> nodes;
+};
+
 class SessionImpl;
 
 class Session {
@@ -68,6 +86,10 @@ class Session {
   // (initializers) may be overridden. Outputs come back in declared order.
   // Thread-safe: many threads may call run() on one Session at once.
   Result<std::vector<NamedTensor>> run(const std::vector<NamedTensor>& inputs) const;
+  // As run(), and also times every executed top-level node into `profile` (cleared first; on
+  // error it holds the nodes that ran). `profile` == nullptr is run() without timing overhead.
+  Result<std::vector<NamedTensor>> run(const std::vector<NamedTensor>& inputs,
+                                       RunProfile* profile) const;
   // As run(), for models whose inputs or outputs are sequences or optionals.
   Result<std::vector<NamedValue>> run_values(const std::vector<NamedValue>& inputs) const;
 
