@@ -35,14 +35,28 @@ BatchQueue::~BatchQueue() {
 
 Status BatchQueue::submit(PendingItem item) {
   if (!init_status_.ok()) return init_status_;
+  Worker* direct = nullptr;
+  bool wake_scheduler = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return unavailable("shutting down: no new requests are accepted");
-    item.enqueue_us = clock_->now_us();
+    const int64_t now = clock_->now_us();
+    item.enqueue_us = now;
     OSPREY_RETURN_IF_ERROR(batcher_.enqueue(std::move(item)));
-    poke_ = true;
+    const int instance = free_instance();
+    if (instance >= 0) {
+      std::vector<uint64_t> batch = take_ready_batch(now);
+      if (!batch.empty()) {
+        direct = workers_[instance].get();
+        direct->busy = true;
+        direct->batch = std::move(batch);
+      }
+    }
+    wake_scheduler = scheduler_needed();
   }
-  scheduler_cv_.notify_one();
+  // Outside the lock, so that the woken thread does not block on mu_ at once.
+  if (direct != nullptr) direct->cv.notify_one();
+  if (wake_scheduler) scheduler_cv_.notify_one();
   return Status::Ok();
 }
 
@@ -79,11 +93,31 @@ uint64_t BatchQueue::scheduler_passes() const {
   return passes_;
 }
 
+uint64_t BatchQueue::direct_batches() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return direct_batches_;
+}
+
 int BatchQueue::free_instance() const {
   for (size_t i = 0; i < workers_.size(); ++i) {
     if (!workers_[i]->busy) return static_cast<int>(i);
   }
   return -1;
+}
+
+std::vector<uint64_t> BatchQueue::take_ready_batch(int64_t now_us) {
+  const int64_t next_timeout = batcher_.next_timeout_us();
+  if (next_timeout >= 0 && next_timeout <= now_us) return {};  // the scheduler expires it first
+  // Nothing has timed out, so this poll expires nothing: d.expired is empty.
+  Decision d = stopping_ ? batcher_.poll_without_delay(now_us) : batcher_.poll(now_us);
+  if (!d.batch.empty()) ++direct_batches_;
+  return std::move(d.batch);
+}
+
+bool BatchQueue::scheduler_needed() {
+  if (!stopping_ && batcher_.pending() == 0) return false;
+  poke_ = true;
+  return true;
 }
 
 void BatchQueue::scheduler_loop() {
@@ -141,12 +175,15 @@ void BatchQueue::worker_loop(int instance) {
     if (!w.batch.has_value()) return;  // finished_
     std::vector<uint64_t> ids = std::move(*w.batch);
     w.batch.reset();
-    lock.unlock();
-    run_batch(instance, std::move(ids));
-    lock.lock();
-    w.busy = false;
-    poke_ = true;
-    scheduler_cv_.notify_one();
+    while (!ids.empty()) {
+      lock.unlock();
+      run_batch(instance, std::move(ids));
+      lock.lock();
+      // The next ready batch runs here, without a hop through the scheduler thread.
+      ids = take_ready_batch(clock_->now_us());
+      w.busy = !ids.empty();
+      if (scheduler_needed()) scheduler_cv_.notify_one();
+    }
   }
 }
 

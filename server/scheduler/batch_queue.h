@@ -1,7 +1,18 @@
-// The threaded runtime around DynamicBatcher: one scheduler thread forms batches and hands them
-// to `num_instances` worker threads (an instance runs one batch at a time). The scheduler sleeps
-// on a condition variable until the next batching delay or timeout elapses, a request arrives or
-// an instance becomes free: no busy polling.
+// The threaded runtime around DynamicBatcher: batches run on `num_instances` worker threads (an
+// instance runs one batch at a time); one scheduler thread forms the batches that have to wait.
+//
+// Direct path: a batching decision is the same DynamicBatcher::poll() wherever it is made, so it
+// is made where the work already is, under the queue's one mutex:
+//  - submit(): when an instance is idle and poll() sends a batch at once (the model does not
+//    batch, max_queue_delay is 0, or the batch is full / the largest preferred size), the batch
+//    goes straight to that idle worker: one wake-up, no scheduler thread in between;
+//  - a worker that finishes a batch polls again and runs the next ready batch itself.
+// The scheduler thread is woken only when something is left pending (a batching delay or a
+// timeout to wait for, or no instance free) and at stop(). Requests whose queue timeout has
+// passed are always answered by the scheduler thread: the direct path steps aside whenever a
+// timeout is due, so a submitter never runs a RejectFn. The scheduler sleeps on a condition
+// variable until the next batching delay or timeout elapses or it is woken: no busy polling, and
+// an idle queue uses no CPU (workers sleep on their own condition variables; nothing spins).
 #pragma once
 
 #include <condition_variable>
@@ -53,8 +64,12 @@ class BatchQueue {
 
   size_t pending() const;  // queued, not yet handed to an instance
   // How many times the scheduler thread has woken up to look at the queue (a diagnostic: it
-  // grows with arrivals, batches, timeouts and wake() calls, not with idle time).
+  // grows with arrivals that must wait, batches it forms, timeouts and wake() calls, not with
+  // idle time nor with batches on the direct path).
   uint64_t scheduler_passes() const;
+  // Batches handed to an instance without the scheduler thread (by submit() or by a worker
+  // taking its next batch). A diagnostic, like scheduler_passes().
+  uint64_t direct_batches() const;
 
  private:
   struct Worker {
@@ -68,6 +83,12 @@ class BatchQueue {
   void worker_loop(int instance);
   void run_batch(int instance, std::vector<uint64_t> ids);
   int free_instance() const;  // -1 if none; caller holds mu_
+  // The batch poll() sends now, for an instance that is idle; empty when none is ready or when a
+  // queue timeout is due (the scheduler answers those). Caller holds mu_.
+  std::vector<uint64_t> take_ready_batch(int64_t now_us);
+  // Wakes the scheduler if it has something to do: requests left pending or stop() under way.
+  // Caller holds mu_; returns whether the caller must notify scheduler_cv_.
+  bool scheduler_needed();
 
   const Clock* clock_;
   ExecuteFn execute_;
@@ -83,6 +104,7 @@ class BatchQueue {
   bool finished_ = false;  // queue empty and instances idle after stopping_: threads exit
   bool poke_ = false;      // wake() was called or state changed
   uint64_t passes_ = 0;
+  uint64_t direct_batches_ = 0;
   std::once_flag stop_once_;
 };
 
