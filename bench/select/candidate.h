@@ -15,8 +15,15 @@ enum class LatencyStat { kP50 = 0, kP90, kP95, kP99, kMax };
 inline constexpr size_t kLatencyStats = 5;
 const char* latency_stat_name(LatencyStat s);  // "p50", "p90", "p95", "p99", "max"
 
+// What a candidate's numbers measure. `osprey bench` times runs inside one process; `osprey
+// perf` times requests from a client through a KServe v2 server (network, queueing, batching
+// included). The two are not comparable, and one selection takes only one kind.
+enum class Measured { kInProcess, kThroughServer };
+const char* measured_name(Measured m);  // "in-process (osprey bench)", "through a server (osprey perf)"
+
 struct Candidate {
   std::string source;  // the result file it came from
+  Measured measured = Measured::kInProcess;
   std::string framework;
   std::string version;
   std::string model;
@@ -25,6 +32,12 @@ struct Candidate {
   int threads = 1;
   std::string precision = "fp32";
   std::string precision_used;  // what the framework actually ran, when it says
+
+  // Through a server only: the protocol ("http", "grpc"), the offered load ("concurrency=4",
+  // "request_rate=200/s constant") and how many requests failed in the measured windows.
+  std::string protocol;
+  std::string load;
+  int64_t failed_requests = 0;
 
   bool ok = true;      // measured successfully
   std::string reason;  // why not, "<status>: <reason>"
@@ -49,7 +62,8 @@ struct Candidate {
   }
 };
 
-// "threads=1 batch=1 precision=fp32 shapes=default" (+ " ran=bf16" when precision_used differs).
+// "threads=1 batch=1 precision=fp32 shapes=default" (+ " ran=bf16" when precision_used differs);
+// through a server: "protocol=grpc concurrency=4 batch=1 shapes=default".
 std::string config_label(const Candidate& c);
 
 }  // namespace osprey::bench::select

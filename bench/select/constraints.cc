@@ -165,6 +165,8 @@ Status parse_agreement(std::string_view text, Constraints* out) {
 
 std::vector<std::string> violations(const Candidate& c, const Constraints& k) {
   std::vector<std::string> out;
+  if (c.failed_requests > 0)
+    out.push_back(str_cat(c.failed_requests, c.failed_requests == 1 ? " failed request" : " failed requests"));
   for (const LatencyLimit& lim : k.sla) {
     const double v = c.latency(lim.stat);
     const char* name = latency_stat_name(lim.stat);

@@ -36,7 +36,8 @@ Result<double> parse_throughput(std::string_view text);
 Status parse_agreement(std::string_view text, Constraints* out);
 
 // Every constraint `c` violates, with the numbers: "p99 41.2 ms > 30 ms". A constraint whose
-// value the candidate did not record is a violation too ("peak RSS not recorded").
+// value the candidate did not record is a violation too ("peak RSS not recorded"). Always on:
+// a load-test step with failed requests ("3 failed requests") is refused.
 std::vector<std::string> violations(const Candidate& c, const Constraints& constraints);
 
 // Display helpers shared with the report: "41.2 ms", "1.50 GiB", "260/s".

@@ -55,8 +55,8 @@ double missing_last(double v) {
 auto order_key(const RankedCandidate& r, LatencyStat stat) {
   const Candidate& c = r.candidate;
   return std::make_tuple(-total_key(r.total), missing_last(c.latency(stat)), c.framework, c.model,
-                         c.shapes, c.batch, c.threads, c.precision, c.precision_used, c.source,
-                         c.version, r.raw);
+                         c.shapes, c.batch, c.threads, c.precision, c.precision_used, c.protocol,
+                         c.load, c.source, c.version, r.raw);
 }
 
 std::string fixed3(double v) {
@@ -95,6 +95,50 @@ std::string why_lost(const RankedCandidate& winner, const RankedCandidate& loser
   best = best.substr(best.find(' ') + 1);
   return str_cat(criterion_name(crit), ": ", value, " vs ", best, ", -", fixed3(gap),
                  " weighted (total ", fixed3(loser.total), " vs ", fixed3(winner.total), ")");
+}
+
+// One selection compares one kind of measurement: in-process latency and latency through a
+// server differ by the network, queueing and batching, so ranking them together would mislead.
+Status check_one_kind(const std::vector<Candidate>& all) {
+  const Candidate* first[2] = {nullptr, nullptr};
+  for (const Candidate& c : all) {
+    const Candidate*& slot = first[c.measured == Measured::kThroughServer ? 1 : 0];
+    if (!slot) slot = &c;
+  }
+  if (!first[0] || !first[1]) return Status::Ok();
+  return invalid_argument("the results mix ", measured_name(first[0]->measured), " measurements (",
+                          first[0]->source, ") and ", measured_name(first[1]->measured),
+                          " measurements (", first[1]->source,
+                          "); their latencies are not comparable (a server adds the network, "
+                          "queueing and batching), so select over one kind at a time");
+}
+
+// Drops each weighted criterion that no candidate in `passing` records, renormalizing the rest,
+// with a note. Nothing to drop when `passing` is empty (nothing will be ranked).
+Status drop_unrecorded_criteria(const std::vector<Candidate>& passing, Selection* sel) {
+  if (passing.empty()) return Status::Ok();
+  std::string dropped;
+  for (size_t i = 0; i < kCriteria; ++i) {
+    const auto crit = static_cast<Criterion>(i);
+    if (sel->weights[i] <= 0) continue;
+    bool any = false;
+    for (const Candidate& c : passing) any = any || raw_value(c, crit, sel->latency_stat) >= 0;
+    if (any) continue;
+    sel->notes.push_back(str_cat(criterion_name(crit), " (weight ", fixed3(sel->weights[i]),
+                                 ") dropped from the weights: no candidate records it",
+                                 sel->measured == Measured::kThroughServer
+                                     ? " (a load test through a server does not measure it)"
+                                     : ""));
+    dropped += (dropped.empty() ? "" : ", ") + std::string(criterion_name(crit));
+    sel->weights[i] = 0;
+  }
+  double sum = 0;
+  for (double w : sel->weights) sum += w;
+  if (sum <= 0)
+    return invalid_argument("no candidate records any weighted criterion (", dropped,
+                            "); weigh one they record, e.g. --weights latency=1");
+  for (double& w : sel->weights) w /= sum;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -143,24 +187,35 @@ Result<Selection> select_candidates(const std::vector<Candidate>& candidates,
     wsum += w;
   }
   if (wsum <= 0) return invalid_argument("weights are all zero");
+  OSPREY_RETURN_IF_ERROR(check_one_kind(candidates));
   Selection sel;
   OSPREY_ASSIGN_OR_RETURN(sel.model, choose_model(candidates, options.model));
   sel.latency_stat = options.latency_stat;
+  if (!candidates.empty()) sel.measured = candidates.front().measured;
   for (size_t i = 0; i < kCriteria; ++i) sel.weights[i] = options.weights[i] / wsum;
 
+  std::vector<Candidate> passing;  // measured and within the constraints
   for (const Candidate& c : candidates) {
     if (c.model != sel.model) continue;
     std::vector<std::string> reasons;
-    if (!c.ok) {
+    if (!c.ok)
       reasons.push_back(c.reason.empty() ? "not measured" : c.reason);
-    } else {
+    else
       reasons = violations(c, options.constraints);
-      for (size_t i = 0; i < kCriteria; ++i) {
-        const auto crit = static_cast<Criterion>(i);
-        if (sel.weights[i] > 0 && raw_value(c, crit, sel.latency_stat) < 0)
-          reasons.push_back(str_cat(criterion_name(crit), " not recorded (its weight is ",
-                                    fixed3(sel.weights[i]), ")"));
-      }
+    if (reasons.empty())
+      passing.push_back(c);
+    else
+      sel.ineligible.push_back({c, std::move(reasons)});
+  }
+  OSPREY_RETURN_IF_ERROR(drop_unrecorded_criteria(passing, &sel));
+
+  for (const Candidate& c : passing) {
+    std::vector<std::string> reasons;
+    for (size_t i = 0; i < kCriteria; ++i) {
+      const auto crit = static_cast<Criterion>(i);
+      if (sel.weights[i] > 0 && raw_value(c, crit, sel.latency_stat) < 0)
+        reasons.push_back(str_cat(criterion_name(crit), " not recorded (its weight is ",
+                                  fixed3(sel.weights[i]), ")"));
     }
     if (!reasons.empty()) {
       sel.ineligible.push_back({c, std::move(reasons)});
@@ -195,9 +250,11 @@ Result<Selection> select_candidates(const std::vector<Candidate>& candidates,
             [](const IneligibleCandidate& a, const IneligibleCandidate& b) {
               const Candidate &x = a.candidate, &y = b.candidate;
               return std::tie(x.framework, x.shapes, x.batch, x.threads, x.precision,
-                              x.precision_used, x.source, x.version, a.reasons) <
+                              x.precision_used, x.protocol, x.load, x.source, x.version,
+                              a.reasons) <
                      std::tie(y.framework, y.shapes, y.batch, y.threads, y.precision,
-                              y.precision_used, y.source, y.version, b.reasons);
+                              y.precision_used, y.protocol, y.load, y.source, y.version,
+                              b.reasons);
             });
   return sel;
 }

@@ -1,6 +1,11 @@
 // The decision matrix of `osprey select`: constraints filter candidates, each criterion is
 // min-max normalized across the eligible ones (with its direction), a weighted sum ranks them,
-// and every candidate but the winner gets the reason it lost. Pure functions: the same
+// and every candidate but the winner gets the reason it lost.
+//
+// A weighted criterion that NO candidate passing the constraints records (memory and cold start
+// of `osprey perf` results) is dropped from the weights for the whole comparison: the others are
+// renormalized and Selection::notes says so. A criterion that some record and others do not
+// makes the others ineligible ("memory not recorded"). Unknown is never scored as best or 0. Pure functions: the same
 // candidates in any order give the same Selection.
 #pragma once
 
@@ -39,7 +44,9 @@ struct IneligibleCandidate {
 
 struct Selection {
   std::string model;
-  Weights weights{};
+  Measured measured = Measured::kInProcess;  // what every candidate's numbers measure
+  Weights weights{};  // as used: dropped criteria weigh 0, the rest sum to 1
+  std::vector<std::string> notes;  // criteria dropped from the weights, and why
   LatencyStat latency_stat = LatencyStat::kP99;
   std::vector<RankedCandidate> ranking;  // best first; empty when nothing is eligible
   std::vector<IneligibleCandidate> ineligible;
@@ -58,7 +65,9 @@ double raw_value(const Candidate& c, Criterion criterion, LatencyStat latency_st
 std::string format_raw(Criterion criterion, double value);
 
 // Ranks `candidates` for one model. Errors: the results hold several models and none was
-// chosen, or the chosen model is not among them (the message lists the models present).
+// chosen, or the chosen model is not among them (the message lists the models present); the
+// results mix in-process and through-a-server measurements (they do not measure the same
+// latency); every weighted criterion was dropped (nothing left to rank by).
 Result<Selection> select_candidates(const std::vector<Candidate>& candidates,
                                     const SelectOptions& options);
 

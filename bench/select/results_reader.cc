@@ -8,43 +8,17 @@
 #include <map>
 #include <sstream>
 
+#include "select/json_fields.h"
+#include "select/perf_reader.h"
+
 namespace osprey::bench::select {
 namespace {
 
-using Value = rapidjson::Value;
-
-const Value* member(const Value& obj, const char* name) {
-  if (!obj.IsObject()) return nullptr;
-  auto it = obj.FindMember(name);
-  return it == obj.MemberEnd() ? nullptr : &it->value;
-}
-
-// A number member; -1 when absent or null (reports write null for "not recorded").
-Result<double> number(const Value& obj, const char* name, const std::string& where) {
-  const Value* v = member(obj, name);
-  if (!v || v->IsNull()) return -1.0;
-  if (!v->IsNumber()) return invalid_argument(where, ": '", name, "' is not a number");
-  return v->GetDouble();
-}
-
-Result<std::string> string(const Value& obj, const char* name, const std::string& where,
-                           bool required) {
-  const Value* v = member(obj, name);
-  if (!v || v->IsNull()) {
-    if (required) return invalid_argument(where, ": '", name, "' is missing");
-    return std::string();
-  }
-  if (!v->IsString()) return invalid_argument(where, ": '", name, "' is not a string");
-  return std::string(v->GetString(), v->GetStringLength());
-}
-
-Result<int64_t> integer(const Value& obj, const char* name, const std::string& where,
-                        int64_t fallback) {
-  const Value* v = member(obj, name);
-  if (!v || v->IsNull()) return fallback;
-  if (!v->IsInt64()) return invalid_argument(where, ": '", name, "' is not an integer");
-  return v->GetInt64();
-}
+using json::integer;
+using json::member;
+using json::number;
+using json::string;
+using json::Value;
 
 // The lowest cosine and top-1 agreement over a bench measurement's compared outputs. An output
 // that could not be compared leaves agreement unknown (-1) with its note.
@@ -210,7 +184,14 @@ const char* latency_stat_name(LatencyStat s) {
   return "?";
 }
 
+const char* measured_name(Measured m) {
+  return m == Measured::kThroughServer ? "through a server (osprey perf)"
+                                       : "in-process (osprey bench)";
+}
+
 std::string config_label(const Candidate& c) {
+  if (c.measured == Measured::kThroughServer)
+    return str_cat("protocol=", c.protocol, " ", c.load, " batch=", c.batch, " shapes=", c.shapes);
   std::string s = str_cat("threads=", c.threads, " batch=", c.batch, " precision=", c.precision,
                           " shapes=", c.shapes);
   if (!c.precision_used.empty() && c.precision_used != c.precision) s += " ran=" + c.precision_used;
@@ -225,14 +206,15 @@ Result<std::vector<Candidate>> parse_results(const std::string& text, const std:
                             rapidjson::GetParseError_En(doc.GetParseError()));
   if (!doc.IsObject()) return invalid_argument(source, ": expected a JSON object");
   if (member(doc, "cells") && member(doc, "measurements")) return parse_bench(doc, source);
+  if (member(doc, "settings") && member(doc, "steps")) return parse_perf(doc, source);
   if (const Value* f = member(doc, "format"); f && member(doc, "candidates")) {
     if (!f->IsString() || std::string(f->GetString()) != "osprey-candidates-1")
       return invalid_argument(source, ": unknown 'format' (expected \"osprey-candidates-1\")");
     return parse_candidate_list(doc, source);
   }
   return invalid_argument(source,
-                          ": neither an `osprey bench` results.json ('cells' and 'measurements') "
-                          "nor a candidate list ('format': \"osprey-candidates-1\", 'candidates')");
+                          ": neither an `osprey bench` results.json ('cells' and 'measurements'), "
+                          "an `osprey perf` perf.json ('settings' and 'steps') nor a candidate list ('format': \"osprey-candidates-1\", 'candidates')");
 }
 
 Result<std::vector<Candidate>> read_results(const std::string& path) {

@@ -68,6 +68,11 @@ void candidate_fields(Writer& w, const Candidate& c) {
   w.Key("version"), str(w, c.version);
   w.Key("source"), str(w, c.source);
   w.Key("config"), w.StartObject();
+  if (c.measured == Measured::kThroughServer) {
+    w.Key("protocol"), str(w, c.protocol);
+    w.Key("load"), str(w, c.load);
+    w.Key("failed_requests"), w.Int64(c.failed_requests);
+  }
   w.Key("threads"), w.Int(c.threads);
   w.Key("batch"), w.Int64(c.batch);
   w.Key("precision"), str(w, c.precision);
@@ -94,15 +99,21 @@ std::string recommendation_sentence(const Selection& s) {
   if (s.ranking.empty()) return "";
   const RankedCandidate& r = s.ranking[0];
   const Candidate& c = r.candidate;
-  return str_cat("Recommended: ", c.framework, c.version.empty() ? "" : " " + c.version,
-                 " with threads=", c.threads, ", batch=", c.batch, ", precision=", c.precision,
-                 c.precision_used.empty() || c.precision_used == c.precision
-                     ? ""
-                     : " (ran " + c.precision_used + ")",
-                 ", shapes ", c.shapes, " (total ", fixed("%.3f", r.total), "; ",
-                 latency_stat_name(s.latency_stat), " ", format_ms(r.raw[0]), ", ",
-                 format_rate(r.raw[1]), ", peak RSS ", format_bytes(r.raw[2]), ", cold start ",
-                 format_ms(r.raw[3]), ").");
+  std::string config =
+      c.measured == Measured::kThroughServer
+          ? str_cat("protocol=", c.protocol, ", ", c.load, ", batch=", c.batch)
+          : str_cat("threads=", c.threads, ", batch=", c.batch, ", precision=", c.precision,
+                    c.precision_used.empty() || c.precision_used == c.precision
+                        ? ""
+                        : " (ran " + c.precision_used + ")");
+  // Only what was recorded: a dropped criterion has no value to show.
+  std::string values = str_cat(latency_stat_name(s.latency_stat), " ", format_ms(r.raw[0]));
+  if (r.raw[1] >= 0) values += ", " + format_rate(r.raw[1]);
+  if (r.raw[2] >= 0) values += ", peak RSS " + format_bytes(r.raw[2]);
+  if (r.raw[3] >= 0) values += ", cold start " + format_ms(r.raw[3]);
+  return str_cat("Recommended: ", c.framework, c.version.empty() ? "" : " " + c.version, " with ",
+                 config, ", shapes ", c.shapes, " (total ", fixed("%.3f", r.total), "; ", values,
+                 ").");
 }
 
 std::string selection_text(const Selection& s, const Constraints& k) {
@@ -116,7 +127,9 @@ std::string selection_text(const Selection& s, const Constraints& k) {
   const auto cons = describe_constraints(k);
   if (cons.empty()) out += "none";
   for (size_t i = 0; i < cons.size(); ++i) out += (i ? ", " : "") + cons[i];
-  out += "\n\n";
+  out += str_cat("\nMeasured: ", measured_name(s.measured), "\n");
+  for (const auto& n : s.notes) out += "Note: " + n + "\n";
+  out += "\n";
 
   if (!s.ranking.empty()) {
     std::vector<std::vector<std::string>> rows;
@@ -161,6 +174,10 @@ std::string selection_json(const Selection& s, const Constraints& k) {
   w.StartObject();
   w.Key("model"), str(w, s.model);
   w.Key("latency_stat"), str(w, latency_stat_name(s.latency_stat));
+  w.Key("measured"), str(w, s.measured == Measured::kThroughServer ? "server" : "in_process");
+  w.Key("notes"), w.StartArray();
+  for (const auto& n : s.notes) str(w, n);
+  w.EndArray();
   w.Key("weights"), w.StartObject();
   for (size_t i = 0; i < kCriteria; ++i)
     w.Key(criterion_name(static_cast<Criterion>(i))), w.Double(s.weights[i]);
