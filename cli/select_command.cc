@@ -1,4 +1,4 @@
-// `osprey select RESULTS.json... [--sla ...] [--max-memory ...] [--min-throughput ...]
+// `osprey select RESULTS.json|perf.json... [--sla ...] [--max-memory ...] [--min-throughput ...]
 // [--min-agreement ...] [--weights ...] [--model ...] [--latency STAT] [--json]`: the weighted
 // decision matrix over benchmark results (docs/BENCHMARKING.md, "Choosing a framework"). The
 // logic lives in the osprey_bench_select library (bench/select/); this file maps options to it.
@@ -79,7 +79,10 @@ Action add_select_command(CLI::App& app) {
       "select",
       "Recommend a framework and configuration from benchmark results (weighted decision matrix)");
   cmd->add_option("RESULTS", args->files,
-                  "results.json from 'osprey bench --out', or a candidate list")
+                  "results.json from 'osprey bench --out', perf.json from 'osprey perf --out' "
+                  "(one candidate per load step; memory and cold start are not measured there "
+                  "and drop out of the weights), or a candidate list. Bench and perf results "
+                  "are not mixed in one selection")
       ->required();
   cmd->add_option("--sla", args->sla,
                   "Latency limits, e.g. 'p99<=30ms' or 'p50<=5ms,p99<=30ms' (us, ms, s)");
