@@ -37,7 +37,8 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::start(Server* server,
   OSPREY_RETURN_IF_ERROR(check_address(options.address));
   std::unique_ptr<GrpcServer> self(
       new GrpcServer(std::make_unique<InferenceService>(server, options.stream_window),
-                     std::make_unique<HealthService>(server), options.shutdown_grace));
+                     std::make_unique<HealthService>(server, options.health_watch_poll),
+                     options.shutdown_grace));
 
   grpc::ServerBuilder builder;
   // Our own grpc.health.v1 service is registered below; gRPC's built-in one would clash.
@@ -65,9 +66,16 @@ void GrpcServer::shutdown(std::chrono::milliseconds grace) {
   std::lock_guard<std::mutex> lock(shutdown_mu_);
   if (shut_down_ || server_ == nullptr) return;
   shut_down_ = true;
+  // Watch streams never end by themselves: end them first, or Shutdown would wait out `grace`.
+  health_->close_watches();
   server_->Shutdown(std::chrono::system_clock::now() + grace);
   inference_->wait_idle();
+  health_->wait_idle();
   server_->Wait();
+}
+
+int64_t GrpcServer::open_health_watches() const {
+  return health_->open_watches();
 }
 
 GrpcServer::~GrpcServer() {

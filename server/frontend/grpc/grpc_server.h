@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +24,9 @@ struct GrpcServerOptions {
   std::string address = "0.0.0.0:8001";             // host:port; port 0 = a free port (see port())
   int stream_window = 8;                            // requests of one stream in the server at once
   std::chrono::milliseconds shutdown_grace{10000};  // used by the destructor
+  // How often open grpc.health.v1 Watch streams re-read the server's status (only while one is
+  // open): the most a status change waits before it is sent.
+  std::chrono::milliseconds health_watch_poll{100};
 };
 
 class GrpcServer {
@@ -38,10 +42,12 @@ class GrpcServer {
   GrpcServer& operator=(const GrpcServer&) = delete;
 
   int port() const { return port_; }
+  // grpc.health.v1 Watch streams open now (a diagnostic).
+  int64_t open_health_watches() const;
 
-  // Stops accepting calls, lets calls in progress finish for up to `grace` (then cancels
-  // them; a cancelled ModelInfer still waits for its inference to return), and returns once
-  // every call is done. Idempotent.
+  // Ends open health Watch streams (NOT_SERVING, then UNAVAILABLE), stops accepting calls,
+  // lets calls in progress finish for up to `grace` (then cancels them; a cancelled ModelInfer
+  // still waits for its inference to return), and returns once every call is done. Idempotent.
   void shutdown(std::chrono::milliseconds grace);
 
  private:

@@ -1,0 +1,96 @@
+// grpc.health.v1.Health/Watch: server-streaming health. A stream gets the current status at once
+// and again whenever it changes, until the client cancels or the server shuts down.
+//
+// The server API has no change notification, so HealthWatchers re-reads the status every `poll`
+// (GrpcServerOptions::health_watch_poll) on one thread, only while at least one Watch stream is
+// open; with none open the thread sleeps without a timeout. A change reaches the client within
+// one poll interval. At shutdown every stream gets NOT_SERVING (if it was told anything else) and
+// ends with UNAVAILABLE, so open streams never hold up the server's shutdown.
+#pragma once
+
+#include <grpcpp/support/server_callback.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "osprey_server/health.pb.h"
+
+namespace osprey::server::grpc_frontend {
+
+using ServingStatus = grpc::health::v1::HealthCheckResponse::ServingStatus;
+
+class HealthWatchers;
+
+// One Watch stream. Writes one status at a time; only the latest wanted status is written (a
+// status that changes and changes back while a write is in flight is not repeated).
+class HealthWatchReactor final
+    : public grpc::ServerWriteReactor<grpc::health::v1::HealthCheckResponse> {
+ public:
+  HealthWatchReactor(HealthWatchers* owner, std::string service);
+
+  const std::string& service() const { return service_; }
+  void update(ServingStatus status);  // sends it if it differs from the last one sent
+  void close();                       // NOT_SERVING (if not sent last), then UNAVAILABLE
+
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  // Decides under the lock what to start next (a write or the finish), then starts it with the
+  // lock released. Must be the last thing a caller does.
+  void advance(std::unique_lock<std::mutex> lock);
+
+  HealthWatchers* owner_;
+  const std::string service_;
+  grpc::health::v1::HealthCheckResponse writing_;  // source of the write in progress
+
+  std::mutex mu_;
+  std::optional<ServingStatus> wanted_;  // what the client should be told
+  std::optional<ServingStatus> sent_;    // what it was told last (or is being told)
+  bool write_active_ = false;
+  bool closing_ = false;    // the server shuts down: finish after the last write
+  bool cancelled_ = false;  // the client went away or a write failed
+  bool finished_ = false;   // Finish was called: no more operations
+};
+
+// The open Watch streams and the thread that tells them about changes.
+class HealthWatchers {
+ public:
+  using StatusFn = std::function<ServingStatus(const std::string& service)>;
+  HealthWatchers(StatusFn status, std::chrono::milliseconds poll);
+  ~HealthWatchers();  // close_all(), then waits for every stream to be done
+  HealthWatchers(const HealthWatchers&) = delete;
+  HealthWatchers& operator=(const HealthWatchers&) = delete;
+
+  // A new stream for `service`, already sending its first status (or closing, after close_all).
+  HealthWatchReactor* open(const std::string& service);
+  // Ends every open stream (see above), refuses new ones, stops the poll thread. Idempotent.
+  void close_all();
+  // Returns once every stream is done (gRPC called OnDone).
+  void wait_idle();
+  int64_t open_count() const;
+
+ private:
+  friend class HealthWatchReactor;
+  void done(HealthWatchReactor* reactor);  // from OnDone: forgets (and may delete) it
+  void poll_loop();
+
+  const StatusFn status_;
+  const std::chrono::milliseconds poll_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;  // poll thread: stream opened or closing; wait_idle: stream done
+  // Shared so that the poll thread can keep a stream alive while it updates it outside mu_.
+  std::map<HealthWatchReactor*, std::shared_ptr<HealthWatchReactor>> open_;
+  bool closing_ = false;
+  std::thread poller_;
+};
+
+}  // namespace osprey::server::grpc_frontend
