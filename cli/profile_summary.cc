@@ -1,0 +1,100 @@
+#include "profile_summary.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "format.h"
+
+namespace osprey::cli {
+namespace {
+
+std::string op_key(const NodeTiming& n) {
+  return n.domain.empty() || n.domain == "ai.onnx" ? n.op_type : n.domain + "." + n.op_type;
+}
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+}  // namespace
+
+void ProfileAccumulator::add(const RunProfile& profile) {
+  ++runs_;
+  for (size_t i = 0; i < profile.nodes.size(); ++i) {
+    const NodeTiming& n = profile.nodes[i];
+    auto& [ms, count] = op_totals_[op_key(n)];
+    ms += n.ms;
+    ++count;
+    if (nodes_.size() <= i) nodes_.push_back({n.name.empty() ? "#" + std::to_string(i) : n.name, op_key(n), 0});
+    nodes_[i].ms += n.ms;
+  }
+}
+
+ProfileSummary ProfileAccumulator::summary(size_t top_n) const {
+  ProfileSummary s;
+  s.runs = runs_;
+  if (runs_ == 0) return s;
+  const double runs = runs_;
+  double total = 0;
+  for (const auto& [op, t] : op_totals_) total += t.first;
+  s.node_ms_per_run = total / runs;
+  for (const auto& [op, t] : op_totals_)
+    s.by_op.push_back({op, t.first / runs, total > 0 ? t.first / total : 0, t.second / runs});
+  std::sort(s.by_op.begin(), s.by_op.end(), [](const OpTypeTime& a, const OpTypeTime& b) {
+    return a.ms_per_run != b.ms_per_run ? a.ms_per_run > b.ms_per_run : a.op_type < b.op_type;
+  });
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    s.top_nodes.push_back({i, nodes_[i].name, nodes_[i].op_type, nodes_[i].ms / runs,
+                           total > 0 ? nodes_[i].ms / total : 0});
+  std::stable_sort(s.top_nodes.begin(), s.top_nodes.end(), [](const NodeTime& a, const NodeTime& b) {
+    return a.ms_per_run > b.ms_per_run;
+  });
+  if (s.top_nodes.size() > top_n) s.top_nodes.resize(top_n);
+  return s;
+}
+
+std::string profile_text(const ProfileSummary& s) {
+  std::string out = "profile:    " + std::to_string(s.runs) + " runs, " +
+                    fmt("%.3f", s.node_ms_per_run) + " ms per run in nodes\n";
+  size_t w = 7;
+  for (const auto& o : s.by_op) w = std::max(w, o.op_type.size());
+  out += "\n" + pad("op type", w) + "  ms/run     share   count\n";
+  for (const auto& o : s.by_op)
+    out += pad(o.op_type, w) + "  " + pad(fmt("%.4f", o.ms_per_run), 9) + "  " +
+           pad(fmt("%.1f%%", o.share * 100), 6) + "  " + fmt("%g", o.nodes_per_run) + "\n";
+  size_t nw = 4, tw = 7;
+  for (const auto& n : s.top_nodes) nw = std::max(nw, n.name.size()), tw = std::max(tw, n.op_type.size());
+  out += "\ntop " + std::to_string(s.top_nodes.size()) + " nodes by time\n";
+  out += pad("#", 5) + "  " + pad("node", nw) + "  " + pad("op type", tw) + "  ms/run     share\n";
+  for (const auto& n : s.top_nodes)
+    out += pad(std::to_string(n.index), 5) + "  " + pad(n.name, nw) + "  " + pad(n.op_type, tw) +
+           "  " + pad(fmt("%.4f", n.ms_per_run), 9) + "  " + fmt("%.1f%%", n.share * 100) + "\n";
+  return out;
+}
+
+std::string profile_json(const ProfileSummary& s) {
+  std::string j = "{\"runs\": " + std::to_string(s.runs) +
+                  ", \"node_ms_per_run\": " + json_number(s.node_ms_per_run) + ", \"by_op_type\": [";
+  for (size_t i = 0; i < s.by_op.size(); ++i) {
+    const auto& o = s.by_op[i];
+    j += std::string(i ? ", " : "") + "{\"op_type\": " + json_string(o.op_type) +
+         ", \"ms_per_run\": " + json_number(o.ms_per_run) + ", \"share\": " + json_number(o.share) +
+         ", \"nodes_per_run\": " + json_number(o.nodes_per_run) + "}";
+  }
+  j += "], \"top_nodes\": [";
+  for (size_t i = 0; i < s.top_nodes.size(); ++i) {
+    const auto& n = s.top_nodes[i];
+    j += std::string(i ? ", " : "") + "{\"index\": " + std::to_string(n.index) +
+         ", \"name\": " + json_string(n.name) + ", \"op_type\": " + json_string(n.op_type) +
+         ", \"ms_per_run\": " + json_number(n.ms_per_run) + ", \"share\": " + json_number(n.share) + "}";
+  }
+  return j + "]}";
+}
+
+}  // namespace osprey::cli

@@ -1,0 +1,60 @@
+// `osprey bench MODEL --profile`: per-op timing aggregated over the timed runs. Each run's
+// RunProfile (Session::run) is added; the summary gives, per op type, the mean time per run,
+// its share of the profiled node time and how many nodes of that type run per run, and the
+// slowest nodes. Nodes of control-flow subgraphs are inside their parent node's time.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "osprey/session.h"
+
+namespace osprey::cli {
+
+struct OpTypeTime {
+  std::string op_type;  // "Conv", or "com.osprey.FusedConv" outside the ONNX domain
+  double ms_per_run = 0;
+  double share = 0;          // of all nodes' time, in [0, 1]
+  double nodes_per_run = 0;  // how many nodes of this type ran, per run
+};
+
+struct NodeTime {
+  size_t index = 0;   // position in execution order
+  std::string name;   // as in the model; "#<index>" when the node has no name
+  std::string op_type;
+  double ms_per_run = 0;
+  double share = 0;
+};
+
+struct ProfileSummary {
+  int runs = 0;
+  double node_ms_per_run = 0;      // sum of all nodes' time, per run
+  std::vector<OpTypeTime> by_op;   // slowest first (ties: by name)
+  std::vector<NodeTime> top_nodes; // slowest first (ties: by position), at most top_n
+};
+
+class ProfileAccumulator {
+ public:
+  void add(const RunProfile& profile);
+  int runs() const { return runs_; }
+  ProfileSummary summary(size_t top_n) const;
+
+ private:
+  struct NodeTotal {
+    std::string name, op_type;
+    double ms = 0;
+  };
+  int runs_ = 0;
+  std::map<std::string, std::pair<double, int>> op_totals_;  // op type -> (ms, node count)
+  std::vector<NodeTotal> nodes_;  // by position in execution order
+};
+
+// The two tables as text ("op type  ms/run  share  count", then "top N nodes").
+std::string profile_text(const ProfileSummary& s);
+// {"runs": .., "node_ms_per_run": .., "by_op_type": [...], "top_nodes": [...]}.
+std::string profile_json(const ProfileSummary& s);
+
+}  // namespace osprey::cli

@@ -1,0 +1,59 @@
+// Aggregation of per-node timings for `osprey bench --profile`.
+#include "profile_summary.h"
+
+#include <gtest/gtest.h>
+
+namespace osprey::cli {
+namespace {
+
+NodeTiming t(const std::string& name, const std::string& op, double ms, const std::string& domain = "") {
+  NodeTiming n;
+  n.name = name;
+  n.op_type = op;
+  n.domain = domain;
+  n.ms = ms;
+  return n;
+}
+
+TEST(ProfileSummary, AggregatesPerOpTypeAndNodeOverRuns) {
+  ProfileAccumulator acc;
+  acc.add({{t("c1", "Conv", 3), t("r1", "Relu", 0.5), t("c2", "FusedConv", 4, "com.osprey"), t("", "Relu", 0.5)}});
+  acc.add({{t("c1", "Conv", 5), t("r1", "Relu", 1.5), t("c2", "FusedConv", 2, "com.osprey"), t("", "Relu", 0.5)}});
+  const ProfileSummary s = acc.summary(3);
+  EXPECT_EQ(s.runs, 2);
+  EXPECT_DOUBLE_EQ(s.node_ms_per_run, 8.5);  // (8 + 9) / 2
+  ASSERT_EQ(s.by_op.size(), 3u);
+  EXPECT_EQ(s.by_op[0].op_type, "Conv");
+  EXPECT_DOUBLE_EQ(s.by_op[0].ms_per_run, 4);
+  EXPECT_DOUBLE_EQ(s.by_op[0].share, 8.0 / 17);
+  EXPECT_DOUBLE_EQ(s.by_op[0].nodes_per_run, 1);
+  EXPECT_EQ(s.by_op[1].op_type, "com.osprey.FusedConv");
+  EXPECT_DOUBLE_EQ(s.by_op[1].ms_per_run, 3);
+  EXPECT_EQ(s.by_op[2].op_type, "Relu");
+  EXPECT_DOUBLE_EQ(s.by_op[2].ms_per_run, 1.5);
+  EXPECT_DOUBLE_EQ(s.by_op[2].nodes_per_run, 2);
+  ASSERT_EQ(s.top_nodes.size(), 3u);  // capped at top_n
+  EXPECT_EQ(s.top_nodes[0].name, "c1");
+  EXPECT_EQ(s.top_nodes[1].name, "c2");
+  EXPECT_EQ(s.top_nodes[2].name, "r1");  // 1.0 ms/run, ahead of the unnamed 0.5
+  EXPECT_EQ(s.top_nodes[2].index, 1u);
+  EXPECT_EQ(acc.summary(10).top_nodes[3].name, "#3");  // unnamed nodes by position
+
+  const std::string text = profile_text(s);
+  EXPECT_NE(text.find("op type"), std::string::npos) << text;
+  EXPECT_NE(text.find("top 3 nodes by time"), std::string::npos) << text;
+  EXPECT_NE(text.find("47.1%"), std::string::npos) << text;  // Conv's share
+  const std::string json = profile_json(s);
+  EXPECT_NE(json.find("\"op_type\": \"com.osprey.FusedConv\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"runs\": 2"), std::string::npos) << json;
+}
+
+TEST(ProfileSummary, NoRunsIsEmpty) {
+  const ProfileSummary s = ProfileAccumulator().summary(15);
+  EXPECT_EQ(s.runs, 0);
+  EXPECT_TRUE(s.by_op.empty());
+  EXPECT_TRUE(s.top_nodes.empty());
+}
+
+}  // namespace
+}  // namespace osprey::cli

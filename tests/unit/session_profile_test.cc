@@ -1,0 +1,134 @@
+// Session::run with a RunProfile: one timing per executed top-level node, in order, with the
+// shapes it saw, and the same outputs as an unprofiled run. The FLOPs counted from those shapes
+// (cli/flop_count.h) match hand-computed values, with and without the fusion passes.
+#include <gtest/gtest.h>
+
+#include "flop_count.h"
+#include "model_builder.h"
+#include "osprey/session.h"
+
+namespace osprey {
+namespace {
+
+using testing::ModelBuilder;
+constexpr int kF = onnx::TensorProto::FLOAT;
+
+// y = Relu(x @ W + b), x: float[N,4], W [4,3].
+std::string mlp_model() {
+  ModelBuilder m;
+  m.input("x", kF, {-1, 4}).output("y");
+  std::vector<float> w(12);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * static_cast<float>(i) - 0.5f;
+  m.initializer("W", {4, 3}, w);
+  m.initializer("b", {3}, {0.1f, -0.2f, 0.3f});
+  m.node("MatMul", {"x", "W"}, {"xw"});
+  m.node("Add", {"xw", "b"}, {"z"});
+  m.node("Relu", {"z"}, {"y"});
+  return m.bytes();
+}
+
+// y = Relu(Conv(x, W)), x: float[1,2,5,5], W [3,2,3,3], no padding: Y [1,3,3,3].
+std::string conv_model() {
+  ModelBuilder m;
+  m.input("x", kF, {1, 2, 5, 5}).output("y");
+  std::vector<float> w(54);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * static_cast<float>(i % 7) - 0.1f;
+  m.initializer("W", {3, 2, 3, 3}, w);
+  m.node("Conv", {"x", "W"}, {"c"});
+  m.node("Relu", {"c"}, {"y"});
+  return m.bytes();
+}
+
+Tensor filled(Shape shape) {
+  Tensor t(DType::kFloat32, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = 0.3f * static_cast<float>(i % 5) - 0.6f;
+  return t;
+}
+
+std::unique_ptr<Session> load(const std::string& bytes, int level) {
+  SessionOptions o;
+  o.optimization_level = level;
+  o.threads = 1;
+  auto s = Session::load_from_bytes(bytes, o);
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+void expect_same(const std::vector<NamedTensor>& a, const std::vector<NamedTensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].first, b[i].first);
+    ASSERT_EQ(a[i].second.shape(), b[i].second.shape());
+    for (int64_t k = 0; k < a[i].second.numel(); ++k)
+      EXPECT_EQ(a[i].second.data<float>()[k], b[i].second.data<float>()[k]) << k;
+  }
+}
+
+TEST(SessionProfile, OneTimingPerExecutedNodeWithShapes) {
+  auto s = load(mlp_model(), 0);  // no passes: the three nodes run as written
+  ASSERT_TRUE(s);
+  const std::vector<NamedTensor> in = {{"x", filled({2, 4})}};
+  auto plain = s->run(in);
+  ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+  RunProfile p;
+  p.nodes.resize(7);  // stale entries are cleared by the run
+  auto timed = s->run(in, &p);
+  ASSERT_TRUE(timed.ok()) << timed.status().to_string();
+  expect_same(*plain, *timed);
+  ASSERT_EQ(p.nodes.size(), 3u);
+  const char* ops[] = {"MatMul", "Add", "Relu"};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(p.nodes[i].op_type, ops[i]);
+    EXPECT_EQ(p.nodes[i].domain, "");
+    EXPECT_GE(p.nodes[i].ms, 0.0);
+  }
+  EXPECT_EQ(p.nodes[0].name, "MatMul_xw");
+  ASSERT_EQ(p.nodes[0].input_shapes.size(), 2u);
+  EXPECT_EQ(p.nodes[0].input_shapes[0], (Shape{2, 4}));
+  EXPECT_EQ(p.nodes[0].input_shapes[1], (Shape{4, 3}));
+  ASSERT_EQ(p.nodes[0].output_shapes.size(), 1u);
+  EXPECT_EQ(p.nodes[0].output_shapes[0], (Shape{2, 3}));
+  // 2 x 3 outputs, K = 4 multiply-adds each.
+  const auto flops = cli::count_flops(p.nodes);
+  EXPECT_EQ(flops.flops, 2.0 * 2 * 3 * 4);
+  EXPECT_EQ(flops.counted_nodes, 1);
+  EXPECT_EQ(flops.unknown_nodes, 0);
+  // A null profile is a plain run.
+  auto again = s->run(in, nullptr);
+  ASSERT_TRUE(again.ok());
+  expect_same(*plain, *again);
+}
+
+TEST(SessionProfile, OptimizedGraphTimesItsFusedNodesAndKeepsTheFlops) {
+  const std::vector<NamedTensor> in = {{"x", filled({1, 2, 5, 5})}};
+  auto ref = load(conv_model(), 0);
+  auto fast = load(conv_model(), 2);
+  ASSERT_TRUE(ref && fast);
+  RunProfile pr, pf;
+  auto a = ref->run(in, &pr);
+  auto b = fast->run(in, &pf);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(pr.nodes.size(), 2u);
+  ASSERT_FALSE(pf.nodes.empty());
+  for (const auto& n : pf.nodes) EXPECT_GE(n.ms, 0.0) << n.op_type;
+  // 27 outputs x (2 channels x 3 x 3) multiply-adds, however the optimizer rewrote the Conv.
+  EXPECT_EQ(cli::count_flops(pr.nodes).flops, 2.0 * 27 * 18);
+  EXPECT_EQ(cli::count_flops(pf.nodes).flops, 2.0 * 27 * 18);
+  ASSERT_EQ(a->size(), b->size());
+  const Tensor &ya = (*a)[0].second, &yb = (*b)[0].second;
+  ASSERT_EQ(ya.shape(), yb.shape());
+  for (int64_t k = 0; k < ya.numel(); ++k) EXPECT_NEAR(ya.data<float>()[k], yb.data<float>()[k], 1e-5);
+}
+
+TEST(SessionProfile, BadInputFailsTheSameWay) {
+  auto s = load(mlp_model(), 0);
+  ASSERT_TRUE(s);
+  RunProfile p;
+  auto r = s->run({{"x", filled({2, 5})}}, &p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("input 'x'"), std::string::npos) << r.status().to_string();
+  EXPECT_TRUE(p.nodes.empty());
+}
+
+}  // namespace
+}  // namespace osprey
