@@ -21,9 +21,14 @@ struct BenchArgs {
   int iterations = 50;
   double duration_s = 0;
   bool json = false;
+  // Single-model mode (and --peak alone, without MODEL).
+  bool peak = false;     // measure the fp32 FMA peak; with MODEL, achieved GFLOP/s vs it
+  bool profile = false;  // per-op timing over the timed runs
   // Comparison mode.
   std::vector<std::string> frameworks;
   std::vector<std::string> precisions = {"fp32"};
+  std::vector<std::string> affinity = {"off"};        // "off" | "on": SessionOptions::pin_threads
+  std::vector<std::string> shape_modes = {"dynamic"};  // "dynamic" | "fixed"
   std::string inputs_dir;
   std::string out;
   std::string python;
@@ -36,7 +41,8 @@ struct BenchArgs {
   std::vector<std::string> peer_options;  // FRAMEWORK:KEY=VALUE
 };
 
-// The comparison: every model x shape set x batch x threads x precision, for every framework,
+// The comparison: every model x shape set x batch x shape mode x threads x affinity x precision,
+// for every framework,
 // reports written to args.out. `cmd` tells which options were given explicitly.
 Status bench_compare(const BenchArgs& args, const CLI::App* cmd);
 

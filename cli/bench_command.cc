@@ -7,6 +7,12 @@
 // passed). Each run is timed on its own with steady_clock; percentiles follow stats.h.
 // Throughput = batch * timed runs / wall time of the timed phase. Peak RSS is VmHWM from
 // /proc/self/status, in MiB (reported as peak_rss_mb).
+//
+// --profile times every node of every timed run (Session::run with a RunProfile; the latencies
+// then include that small overhead) and prints per-op-type and top-node tables. --peak measures
+// the fp32 FMA peak on the session's threads and the model's achieved GFLOP/s at p50, with FLOPs
+// counted from the shapes of a profiled run (bench_peak.h). `osprey bench --peak` without MODEL
+// prints the peak alone.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +20,7 @@
 #include <sstream>
 
 #include "bench_args.h"
+#include "bench_peak.h"
 #include "commands.h"
 #include "common.h"
 #include "format.h"
@@ -45,7 +52,8 @@ struct BenchResult {
 
 // Options that only the comparison mode understands; any of them selects it.
 bool wants_comparison(const BenchArgs& args, const CLI::App* cmd) {
-  for (const char* opt : {"--frameworks", "--out", "--precision", "--inputs", "--python",
+  for (const char* opt : {"--frameworks", "--out", "--precision", "--affinity", "--shape-mode",
+                          "--inputs", "--python",
                           "--peers-dir", "--reference", "--peer-timeout", "--peer-option",
                           "--window", "--max-windows", "--stability-tolerance"})
     if (cmd->count(opt) > 0) return true;
@@ -83,6 +91,9 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
       return run_failure(r.status(), prepared,
                          "run failed (warmup run " + std::to_string(i + 1) + ")");
   }
+  ProfileAccumulator profiles;
+  RunProfile profile;
+  RunProfile* const profiling = args.profile ? &profile : nullptr;
   std::vector<double> samples;
   const auto phase_start = std::chrono::steady_clock::now();
   const bool timed = args.duration_s > 0;
@@ -91,11 +102,12 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
               : static_cast<int>(samples.size()) >= args.iterations)
       break;
     const auto start = std::chrono::steady_clock::now();
-    auto r = session.run(feeds);
+    auto r = session.run(feeds, profiling);
     samples.push_back(ms_since(start));
     if (!r.ok())
       return run_failure(r.status(), prepared,
                          "run failed (timed run " + std::to_string(samples.size()) + ")");
+    if (profiling) profiles.add(profile);
   }
   BenchResult res;
   res.total_s = ms_since(phase_start) / 1000.0;
@@ -107,6 +119,16 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
   const int threads =
       session.options().threads > 0 ? session.options().threads : args.threads.front();
   const LatencySummary& l = res.latency;
+  ModelPeak peak;
+  if (args.peak) {
+    if (!profiling) {  // one untimed profiled run for the shapes the FLOPs are counted from
+      auto r = session.run(feeds, &profile);
+      if (!r.ok()) return run_failure(r.status(), prepared, "run failed (profiled run for --peak)");
+    }
+    OSPREY_ASSIGN_OR_RETURN(PeakResult p, measure_peak(threads > 0 ? threads : 1));
+    peak = model_peak(p, count_flops(profile.nodes), l.p50);
+  }
+  const ProfileSummary prof = profiles.summary(kProfileTopNodes);
 
   if (args.json) {
     std::string j = "{";
@@ -142,6 +164,8 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
       ins += "], \"source\": " + json_string(p.source) + "}";
     }
     key("inputs", ins + "]");
+    if (args.peak) j += ", " + model_peak_json_fields(peak);
+    if (args.profile) key("profile", profile_json(prof));
     std::printf("%s}\n", j.c_str());
     return Status::Ok();
   }
@@ -159,6 +183,8 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
   std::printf("            mean %.3f ms, stdev %.3f ms\n", l.mean, l.stdev);
   std::printf("throughput: %.1f inferences/s\n", res.throughput);
   if (rss >= 0) std::printf("peak RSS:   %.1f MiB\n", rss);
+  if (args.peak) std::printf("%s", model_peak_text(peak).c_str());
+  if (args.profile) std::printf("\n%s", profile_text(prof).c_str());
   return Status::Ok();
 }
 
@@ -170,7 +196,8 @@ Action add_bench_command(CLI::App& app) {
       "bench",
       "Measure a model's latency and throughput in this process, or compare frameworks fairly "
       "(--frameworks osprey,onnxruntime,... --out DIR; see docs/BENCHMARKING.md)");
-  cmd->add_option("MODEL", args->models, "ONNX model file(s); several need --out")->required();
+  cmd->add_option("MODEL", args->models,
+                  "ONNX model file(s); several need --out. Required, except with --peak alone");
   add_input_options(cmd, &args->in);
   cmd->add_option(
          "-t,--threads", args->threads,
@@ -199,6 +226,15 @@ Action add_bench_command(CLI::App& app) {
       ->check(CLI::Range(0.001, 86400.0));
   cmd->add_flag("--json", args->json,
                 "Print exactly one JSON object instead of text (single-model mode)");
+  cmd->add_flag("--peak", args->peak,
+                "Measure the fp32 FMA peak GFLOP/s (AVX-512 or AVX2+FMA, chosen at run time) on "
+                "--threads threads (without MODEL: 0 = 1 thread, the per-core peak); with MODEL, "
+                "also its achieved GFLOP/s at p50 as a fraction of the peak on the session's "
+                "threads (Conv/ConvTranspose/Gemm/MatMul FLOPs from a profiled run's shapes)");
+  cmd->add_flag("--profile", args->profile,
+                "Time every node of every timed run: ms per run, share and count per op type, "
+                "and the 15 slowest nodes (control-flow subgraphs count toward their parent "
+                "node; latencies include the timing overhead)");
   cmd->add_option(
          "--frameworks", args->frameworks,
          "Compare these frameworks (osprey in process; others through bench/peers/<name>.py), "
@@ -213,6 +249,21 @@ Action add_bench_command(CLI::App& app) {
       ->delimiter(',')
       ->allow_extra_args(false)
       ->default_str("fp32");
+  cmd->add_option("--affinity", args->affinity,
+                  "Thread pinning: off and/or on; a list (off,on) sweeps it. on pins each "
+                  "framework's worker threads to CPUs its own documented way; a framework "
+                  "without a pinning API is reported unavailable for pinned cells")
+      ->check(CLI::IsMember({"off", "on"}))
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->default_str("off");
+  cmd->add_option("--shape-mode", args->shape_modes,
+                  "dynamic (the model as given) and/or fixed (a copy whose graph inputs have "
+                  "each cell's concrete shapes, written under --out/models); a list sweeps it")
+      ->check(CLI::IsMember({"dynamic", "fixed"}))
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->default_str("dynamic");
   cmd->add_option("--inputs", args->inputs_dir,
                   "Directory of <input name>.npy files fed to every framework");
   cmd->add_option("--python", args->python,
@@ -244,7 +295,20 @@ Action add_bench_command(CLI::App& app) {
       ->type_name("FRAMEWORK:KEY=VALUE")
       ->allow_extra_args(false);
   return [args, cmd]() -> Status {
-    if (wants_comparison(*args, cmd)) return bench_compare(*args, cmd);
+    if (args->models.empty()) {
+      if (!args->peak) return invalid_argument("bench: MODEL is required (except with --peak alone)");
+      if (args->profile) return invalid_argument("bench: --profile needs a MODEL");
+      if (args->threads.size() > 1)
+        return invalid_argument("bench --peak: give one --threads value, not a list");
+      return bench_peak_only(*args);
+    }
+    if (wants_comparison(*args, cmd)) {
+      if (args->peak || args->profile)
+        return invalid_argument(
+            "bench: --peak and --profile are single-model options (one MODEL, one --threads and "
+            "--batch value, no comparison options)");
+      return bench_compare(*args, cmd);
+    }
     return bench_single(*args, cmd);
   };
 }
