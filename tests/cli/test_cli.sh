@@ -160,6 +160,39 @@ err bench-batch-fixed 'symbolic first dimension' "$OSPREY" bench "$RELU" --batch
 err bench-missing-model 'no such file' "$OSPREY" bench "$TMP/missing.onnx"
 err bench-bad-shape 'bad shape' "$OSPREY" bench "$RELU" --shape x=3x4x
 
+# --profile: per-op tables; --peak: FMA peak alone and against a model's counted FLOPs.
+CONV="$NODE_DIR/test_conv_with_strides_no_padding/model.onnx"  # x [1,1,7,5], W [1,1,3,3], stride 2
+ok bench-profile "$OSPREY" bench "$RELU" --warmup 1 --iterations 4 --profile
+contains bench-profile-heading 'op type +ms/run +share +count'
+contains bench-profile-relu '^Relu +[0-9.]+ +100\.0% +1$'
+contains bench-profile-top 'top 1 nodes by time'
+ok bench-peak "$OSPREY" bench --peak --threads 1
+contains bench-peak-line '^peak: +[0-9.]+ GFLOP/s fp32 on 1 thread'
+contains bench-peak-isa '^isa: +(avx512f|avx2\+fma)'
+ok bench-peak-json "$OSPREY" bench --peak --json
+if [[ $(wc -l <"$TMP/out") -eq 1 ]]; then pass; else fail "bench --peak --json printed more than one line"; fi
+contains bench-peak-json-gflops '"gflops": [0-9.e+]+'
+if [[ -f "$CONV" ]]; then
+  ok bench-model-peak "$OSPREY" bench "$CONV" --warmup 1 --iterations 3 --threads 1 --peak --profile --json
+  if command -v python3 >/dev/null; then
+    if python3 - "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["flops_per_run"] == 2 * 6 * 9, d  # Y [1,1,3,2], 3x3 kernel over 1 channel
+assert d["peak"]["gflops"] > 0 and d["peak"]["threads"] == 1, d
+assert 0 < d["peak_fraction"] and d["achieved_gflops"] > 0, d
+ops = [o["op_type"] for o in d["profile"]["by_op_type"]]
+assert any(o.endswith("Conv") for o in ops), ops
+assert d["profile"]["runs"] == 3, d["profile"]
+PY
+    then pass; else fail "bench --peak --profile --json: $(head -c 600 "$TMP/out")"; fi
+  fi
+  ok bench-model-peak-text "$OSPREY" bench "$CONV" --warmup 1 --iterations 3 --threads 1 --peak
+  contains bench-model-peak-achieved '^achieved: +[0-9.]+ GFLOP/s at p50 = [0-9.]+% of peak'
+fi
+err bench-no-model 'MODEL is required' "$OSPREY" bench
+err bench-peak-compare 'single-model options' "$OSPREY" bench "$RELU" --peak --threads 1,2
+
 # --- symbolic dims, int/bool inputs, unsafe output names (model built with protoc) ------------
 PROTO=/usr/include/onnx/onnx.proto
 if command -v protoc >/dev/null && [[ -f "$PROTO" ]]; then
