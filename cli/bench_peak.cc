@@ -18,8 +18,9 @@ std::string fmt(const char* f, double v) {
 
 std::string peak_line(const PeakResult& p) {
   return fmt("%.1f GFLOP/s fp32", p.gflops) + " on " + std::to_string(p.threads) +
-         (p.threads == 1 ? " thread" : " threads") + fmt(" (%.1f per thread; ", p.gflops_per_thread()) +
-         fma_isa_name(p.isa) + " FMA, " + std::to_string(p.accumulators) + " accumulators)";
+         (p.threads == 1 ? " thread" : " threads") +
+         fmt(" (%.1f per thread; ", p.gflops_per_thread()) + fma_isa_name(p.isa) + " FMA, " +
+         std::to_string(p.accumulators) + " accumulators)";
 }
 
 }  // namespace
@@ -53,10 +54,12 @@ ModelPeak model_peak(const PeakResult& peak, const GraphFlops& flops, double p50
 }
 
 std::string peak_json(const PeakResult& p) {
-  return "{\"isa\": " + json_string(fma_isa_name(p.isa)) + ", \"threads\": " +
-         std::to_string(p.threads) + ", \"accumulators\": " + std::to_string(p.accumulators) +
-         ", \"gflops\": " + json_number(p.gflops) + ", \"gflops_per_thread\": " +
-         json_number(p.gflops_per_thread()) + ", \"seconds\": " + json_number(p.seconds) + "}";
+  return "{\"isa\": " + json_string(fma_isa_name(p.isa)) +
+         ", \"threads\": " + std::to_string(p.threads) +
+         ", \"accumulators\": " + std::to_string(p.accumulators) +
+         ", \"gflops\": " + json_number(p.gflops) +
+         ", \"gflops_per_thread\": " + json_number(p.gflops_per_thread()) +
+         ", \"seconds\": " + json_number(p.seconds) + "}";
 }
 
 std::string model_peak_text(const ModelPeak& m) {
@@ -82,7 +85,8 @@ std::string model_peak_json_fields(const ModelPeak& m) {
          (m.flops.counted_nodes > 0 ? json_number(m.flops.flops) : "null") +
          ", \"flop_nodes_counted\": " + std::to_string(m.flops.counted_nodes) +
          ", \"flop_nodes_without_shapes\": " + std::to_string(m.flops.unknown_nodes) +
-         ", \"achieved_gflops\": " + (m.achieved_gflops >= 0 ? json_number(m.achieved_gflops) : "null") +
+         ", \"achieved_gflops\": " +
+         (m.achieved_gflops >= 0 ? json_number(m.achieved_gflops) : "null") +
          ", \"peak_fraction\": " + (m.fraction >= 0 ? json_number(m.fraction) : "null");
 }
 

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "bench_args.h"
-#include "fma_peak.h"
 #include "flop_count.h"
+#include "fma_peak.h"
 #include "osprey/status.h"
 #include "profile_summary.h"
 

@@ -13,7 +13,9 @@ const Shape* shape_at(const std::vector<Shape>& shapes, size_t i) {
   return i < shapes.size() ? &shapes[i] : nullptr;
 }
 
-bool onnx_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+bool onnx_domain(const std::string& d) {
+  return d.empty() || d == "ai.onnx";
+}
 
 enum class Kind { kNone, kConv, kConvTranspose, kGemm, kMatMul };
 

@@ -29,9 +29,9 @@ struct NodeFlops {
 NodeFlops count_node_flops(const NodeTiming& node);
 
 struct GraphFlops {
-  double flops = 0;        // sum over counted nodes
+  double flops = 0;  // sum over counted nodes
   int counted_nodes = 0;
-  int unknown_nodes = 0;   // counted op types whose shapes were missing
+  int unknown_nodes = 0;  // counted op types whose shapes were missing
 };
 
 GraphFlops count_flops(const std::vector<NodeTiming>& nodes);

@@ -62,7 +62,8 @@ struct IsaShape {
 };
 
 IsaShape shape_of(FmaIsa isa) {
-  return isa == FmaIsa::kAvx512 ? IsaShape{kAvx512Accumulators, 16} : IsaShape{kAvx2Accumulators, 8};
+  return isa == FmaIsa::kAvx512 ? IsaShape{kAvx512Accumulators, 16}
+                                : IsaShape{kAvx2Accumulators, 8};
 }
 
 float run_loop(FmaIsa isa, int64_t steps) {
@@ -97,7 +98,9 @@ double timed_run(FmaIsa isa, int threads, int64_t steps, std::atomic<float>* sin
 
 }  // namespace
 
-const char* fma_isa_name(FmaIsa isa) { return isa == FmaIsa::kAvx512 ? "avx512f" : "avx2+fma"; }
+const char* fma_isa_name(FmaIsa isa) {
+  return isa == FmaIsa::kAvx512 ? "avx512f" : "avx2+fma";
+}
 
 bool cpu_supports(FmaIsa isa) {
   __builtin_cpu_init();
@@ -128,16 +131,20 @@ Result<PeakResult> measure_fma_peak(FmaIsa isa, int threads, double seconds_per_
   int64_t steps = 1 << 14;
   double t = 0;
   while ((t = timed_run(isa, 1, steps, &sink)) < 0.02 && steps < (int64_t{1} << 40)) steps *= 4;
-  steps = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(steps) * seconds_per_rep / t));
+  steps =
+      std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(steps) * seconds_per_rep / t));
   PeakResult r;
   r.isa = isa;
   r.threads = threads;
   r.accumulators = shape.accumulators;
   r.seconds = INFINITY;
-  for (int rep = 0; rep < repetitions; ++rep) r.seconds = std::min(r.seconds, timed_run(isa, threads, steps, &sink));
-  const double flops = 2.0 * shape.accumulators * shape.lanes * static_cast<double>(steps) * threads;
+  for (int rep = 0; rep < repetitions; ++rep)
+    r.seconds = std::min(r.seconds, timed_run(isa, threads, steps, &sink));
+  const double flops =
+      2.0 * shape.accumulators * shape.lanes * static_cast<double>(steps) * threads;
   r.gflops = flops / r.seconds / 1e9;
-  if (!std::isfinite(sink.load())) return internal_error("peak: the FMA loop produced a non-finite value");
+  if (!std::isfinite(sink.load()))
+    return internal_error("peak: the FMA loop produced a non-finite value");
   return r;
 }
 

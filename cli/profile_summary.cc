@@ -31,7 +31,8 @@ void ProfileAccumulator::add(const RunProfile& profile) {
     auto& [ms, count] = op_totals_[op_key(n)];
     ms += n.ms;
     ++count;
-    if (nodes_.size() <= i) nodes_.push_back({n.name.empty() ? "#" + std::to_string(i) : n.name, op_key(n), 0});
+    if (nodes_.size() <= i)
+      nodes_.push_back({n.name.empty() ? "#" + std::to_string(i) : n.name, op_key(n), 0});
     nodes_[i].ms += n.ms;
   }
 }
@@ -52,9 +53,9 @@ ProfileSummary ProfileAccumulator::summary(size_t top_n) const {
   for (size_t i = 0; i < nodes_.size(); ++i)
     s.top_nodes.push_back({i, nodes_[i].name, nodes_[i].op_type, nodes_[i].ms / runs,
                            total > 0 ? nodes_[i].ms / total : 0});
-  std::stable_sort(s.top_nodes.begin(), s.top_nodes.end(), [](const NodeTime& a, const NodeTime& b) {
-    return a.ms_per_run > b.ms_per_run;
-  });
+  std::stable_sort(
+      s.top_nodes.begin(), s.top_nodes.end(),
+      [](const NodeTime& a, const NodeTime& b) { return a.ms_per_run > b.ms_per_run; });
   if (s.top_nodes.size() > top_n) s.top_nodes.resize(top_n);
   return s;
 }
@@ -69,7 +70,8 @@ std::string profile_text(const ProfileSummary& s) {
     out += pad(o.op_type, w) + "  " + pad(fmt("%.4f", o.ms_per_run), 9) + "  " +
            pad(fmt("%.1f%%", o.share * 100), 6) + "  " + fmt("%g", o.nodes_per_run) + "\n";
   size_t nw = 4, tw = 7;
-  for (const auto& n : s.top_nodes) nw = std::max(nw, n.name.size()), tw = std::max(tw, n.op_type.size());
+  for (const auto& n : s.top_nodes)
+    nw = std::max(nw, n.name.size()), tw = std::max(tw, n.op_type.size());
   out += "\ntop " + std::to_string(s.top_nodes.size()) + " nodes by time\n";
   out += pad("#", 5) + "  " + pad("node", nw) + "  " + pad("op type", tw) + "  ms/run     share\n";
   for (const auto& n : s.top_nodes)
@@ -80,7 +82,8 @@ std::string profile_text(const ProfileSummary& s) {
 
 std::string profile_json(const ProfileSummary& s) {
   std::string j = "{\"runs\": " + std::to_string(s.runs) +
-                  ", \"node_ms_per_run\": " + json_number(s.node_ms_per_run) + ", \"by_op_type\": [";
+                  ", \"node_ms_per_run\": " + json_number(s.node_ms_per_run) +
+                  ", \"by_op_type\": [";
   for (size_t i = 0; i < s.by_op.size(); ++i) {
     const auto& o = s.by_op[i];
     j += std::string(i ? ", " : "") + "{\"op_type\": " + json_string(o.op_type) +
@@ -92,7 +95,8 @@ std::string profile_json(const ProfileSummary& s) {
     const auto& n = s.top_nodes[i];
     j += std::string(i ? ", " : "") + "{\"index\": " + std::to_string(n.index) +
          ", \"name\": " + json_string(n.name) + ", \"op_type\": " + json_string(n.op_type) +
-         ", \"ms_per_run\": " + json_number(n.ms_per_run) + ", \"share\": " + json_number(n.share) + "}";
+         ", \"ms_per_run\": " + json_number(n.ms_per_run) + ", \"share\": " + json_number(n.share) +
+         "}";
   }
   return j + "]}";
 }

@@ -22,8 +22,8 @@ struct OpTypeTime {
 };
 
 struct NodeTime {
-  size_t index = 0;   // position in execution order
-  std::string name;   // as in the model; "#<index>" when the node has no name
+  size_t index = 0;  // position in execution order
+  std::string name;  // as in the model; "#<index>" when the node has no name
   std::string op_type;
   double ms_per_run = 0;
   double share = 0;
@@ -31,9 +31,9 @@ struct NodeTime {
 
 struct ProfileSummary {
   int runs = 0;
-  double node_ms_per_run = 0;      // sum of all nodes' time, per run
-  std::vector<OpTypeTime> by_op;   // slowest first (ties: by name)
-  std::vector<NodeTime> top_nodes; // slowest first (ties: by position), at most top_n
+  double node_ms_per_run = 0;       // sum of all nodes' time, per run
+  std::vector<OpTypeTime> by_op;    // slowest first (ties: by name)
+  std::vector<NodeTime> top_nodes;  // slowest first (ties: by position), at most top_n
 };
 
 class ProfileAccumulator {
@@ -49,7 +49,7 @@ class ProfileAccumulator {
   };
   int runs_ = 0;
   std::map<std::string, std::pair<double, int>> op_totals_;  // op type -> (ms, node count)
-  std::vector<NodeTotal> nodes_;  // by position in execution order
+  std::vector<NodeTotal> nodes_;                             // by position in execution order
 };
 
 // The two tables as text ("op type  ms/run  share  count", then "top N nodes").

@@ -1,8 +1,8 @@
 // Reads a perf.json written by `osprey perf --out DIR` (a load test of a KServe v2 server) into
 // `osprey select` candidates: one per step (a concurrency or request-rate level).
 //
-//   framework  "server@" + settings.url (the endpoint that was measured, e.g. server@localhost:8001)
-//   model      settings.model (the model's name in the server's repository)
+//   framework  "server@" + settings.url (the endpoint that was measured, e.g.
+//   server@localhost:8001) model      settings.model (the model's name in the server's repository)
 //   config     settings.protocol + the step's load (concurrency=N or request_rate=R/s DIST)
 //              + settings.batch_size + settings.shapes ("default" when none)
 //   latency    the step's client-side latency_ms p50/p90/p95/p99/max

@@ -1,7 +1,7 @@
 // The FLOP counter of `osprey bench --peak` on hand-computed nodes and small graphs.
-#include "flop_count.h"
-
 #include <gtest/gtest.h>
+
+#include "flop_count.h"
 
 namespace osprey::cli {
 namespace {
@@ -25,8 +25,8 @@ TEST(FlopCount, ConvCountsMultiplyAddsPerOutput) {
   EXPECT_EQ(count_node_flops(node("Conv", {{2, 8, 6, 6}, {8, 1, 3, 3}}, {{2, 8, 4, 4}})).flops,
             2.0 * 256 * 9);
   // FusedConv, channels last (Y [1,6,6,16]): the same count as NCHW.
-  EXPECT_EQ(count_node_flops(node("FusedConv", {{1, 8, 8, 3}, {16, 3, 3, 3}}, {{1, 6, 6, 16}},
-                                  "com.osprey"))
+  EXPECT_EQ(count_node_flops(
+                node("FusedConv", {{1, 8, 8, 3}, {16, 3, 3, 3}}, {{1, 6, 6, 16}}, "com.osprey"))
                 .flops,
             2.0 * 576 * 27);
 }
@@ -47,19 +47,21 @@ TEST(FlopCount, GemmAndMatMul) {
             2.0 * 144 * 5);
   // Vector . vector -> scalar: K = 8.
   EXPECT_EQ(count_node_flops(node("MatMul", {{8}, {8}}, {{}})).flops, 2.0 * 8);
-  EXPECT_EQ(count_node_flops(node("FusedMatMul", {{4, 10}, {10, 3}, {3}}, {{4, 3}}, "com.osprey"))
-                .flops,
-            2.0 * 12 * 10);
+  EXPECT_EQ(
+      count_node_flops(node("FusedMatMul", {{4, 10}, {10, 3}, {3}}, {{4, 3}}, "com.osprey")).flops,
+      2.0 * 12 * 10);
 }
 
 TEST(FlopCount, OtherOpsAndMissingShapes) {
   EXPECT_EQ(count_node_flops(node("Relu", {{4, 4}}, {{4, 4}})).status, FlopStatus::kNotCounted);
   // An ONNX op name in another domain is not the ONNX op.
-  EXPECT_EQ(count_node_flops(node("Conv", {{1, 1, 3, 3}, {1, 1, 1, 1}}, {{1, 1, 3, 3}}, "x.y")).status,
-            FlopStatus::kNotCounted);
+  EXPECT_EQ(
+      count_node_flops(node("Conv", {{1, 1, 3, 3}, {1, 1, 1, 1}}, {{1, 1, 3, 3}}, "x.y")).status,
+      FlopStatus::kNotCounted);
   EXPECT_EQ(count_node_flops(node("Conv", {{1, 3, 8, 8}}, {{1, 16, 6, 6}})).status,
             FlopStatus::kShapesUnknown);
-  EXPECT_EQ(count_node_flops(node("Gemm", {{5, 7}, {7, 9}}, {})).status, FlopStatus::kShapesUnknown);
+  EXPECT_EQ(count_node_flops(node("Gemm", {{5, 7}, {7, 9}}, {})).status,
+            FlopStatus::kShapesUnknown);
 }
 
 TEST(FlopCount, SmallGraphSumsItsComputeNodes) {

@@ -1,10 +1,10 @@
 // The FMA peak of `osprey bench --peak`: a positive finite number on every ISA this CPU has,
 // and bad arguments refused by name. Its size is never asserted (that is a benchmark).
-#include "fma_peak.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include "fma_peak.h"
 
 namespace osprey::cli {
 namespace {

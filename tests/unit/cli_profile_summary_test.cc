@@ -1,12 +1,13 @@
 // Aggregation of per-node timings for `osprey bench --profile`.
-#include "profile_summary.h"
-
 #include <gtest/gtest.h>
+
+#include "profile_summary.h"
 
 namespace osprey::cli {
 namespace {
 
-NodeTiming t(const std::string& name, const std::string& op, double ms, const std::string& domain = "") {
+NodeTiming t(const std::string& name, const std::string& op, double ms,
+             const std::string& domain = "") {
   NodeTiming n;
   n.name = name;
   n.op_type = op;
@@ -17,8 +18,10 @@ NodeTiming t(const std::string& name, const std::string& op, double ms, const st
 
 TEST(ProfileSummary, AggregatesPerOpTypeAndNodeOverRuns) {
   ProfileAccumulator acc;
-  acc.add({{t("c1", "Conv", 3), t("r1", "Relu", 0.5), t("c2", "FusedConv", 4, "com.osprey"), t("", "Relu", 0.5)}});
-  acc.add({{t("c1", "Conv", 5), t("r1", "Relu", 1.5), t("c2", "FusedConv", 2, "com.osprey"), t("", "Relu", 0.5)}});
+  acc.add({{t("c1", "Conv", 3), t("r1", "Relu", 0.5), t("c2", "FusedConv", 4, "com.osprey"),
+            t("", "Relu", 0.5)}});
+  acc.add({{t("c1", "Conv", 5), t("r1", "Relu", 1.5), t("c2", "FusedConv", 2, "com.osprey"),
+            t("", "Relu", 0.5)}});
   const ProfileSummary s = acc.summary(3);
   EXPECT_EQ(s.runs, 2);
   EXPECT_DOUBLE_EQ(s.node_ms_per_run, 8.5);  // (8 + 9) / 2

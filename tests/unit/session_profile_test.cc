@@ -41,7 +41,8 @@ std::string conv_model() {
 
 Tensor filled(Shape shape) {
   Tensor t(DType::kFloat32, std::move(shape));
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = 0.3f * static_cast<float>(i % 5) - 0.6f;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data<float>()[i] = 0.3f * static_cast<float>(i % 5) - 0.6f;
   return t;
 }
 
@@ -117,7 +118,8 @@ TEST(SessionProfile, OptimizedGraphTimesItsFusedNodesAndKeepsTheFlops) {
   ASSERT_EQ(a->size(), b->size());
   const Tensor &ya = (*a)[0].second, &yb = (*b)[0].second;
   ASSERT_EQ(ya.shape(), yb.shape());
-  for (int64_t k = 0; k < ya.numel(); ++k) EXPECT_NEAR(ya.data<float>()[k], yb.data<float>()[k], 1e-5);
+  for (int64_t k = 0; k < ya.numel(); ++k)
+    EXPECT_NEAR(ya.data<float>()[k], yb.data<float>()[k], 1e-5);
 }
 
 TEST(SessionProfile, BadInputFailsTheSameWay) {

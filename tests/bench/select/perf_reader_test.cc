@@ -48,11 +48,13 @@ TEST(SelectPerf, RequestRateStepsAndBadSteps) {
           "steps": [)";
   auto ok = parse_results(head + R"({"mode": "request_rate", "request_rate": 250,
       "distribution": "poisson", "completed": 10, "failed": 0, "throughput": 250,
-      "latency_ms": {"p50": 1, "p90": 2, "p95": 3, "p99": 4, "max": 5}}]})", "p.json");
+      "latency_ms": {"p50": 1, "p90": 2, "p95": 3, "p99": 4, "max": 5}}]})",
+                          "p.json");
   ASSERT_TRUE(ok.ok()) << ok.status().message();
   EXPECT_EQ((*ok)[0].load, "request_rate=250/s poisson");
   auto none = parse_results(head + R"({"mode": "concurrency", "concurrency": 2, "completed": 0,
-      "failed": 7, "throughput": 0, "latency_ms": {}}]})", "p.json");
+      "failed": 7, "throughput": 0, "latency_ms": {}}]})",
+                            "p.json");
   ASSERT_TRUE(none.ok()) << none.status().message();
   EXPECT_FALSE((*none)[0].ok);
   EXPECT_EQ((*none)[0].reason, "no completed requests (7 failed)");
@@ -134,14 +136,14 @@ TEST(SelectPerf, SameInputSameAnswerInAnyOrder) {
   const std::string expected = selection_json(*first, Constraints{});
   EXPECT_NE(expected.find("\"measured\": \"server\""), std::string::npos) << expected;
   EXPECT_NE(expected.find("\"failed_requests\": 3"), std::string::npos) << expected;
-  std::sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) { return a.load > b.load; });
+  std::sort(c.begin(), c.end(),
+            [](const Candidate& a, const Candidate& b) { return a.load > b.load; });
   do {
     auto again = select_candidates(c, SelectOptions{});
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(selection_json(*again, Constraints{}), expected);
-  } while (std::next_permutation(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) {
-    return a.load > b.load;
-  }));
+  } while (std::next_permutation(
+      c.begin(), c.end(), [](const Candidate& a, const Candidate& b) { return a.load > b.load; }));
 }
 
 }  // namespace
