@@ -47,6 +47,16 @@ int64_t ThreadPool::chunk_size(int64_t n, int64_t cost_per_item) const {
   return std::min(chunk, n);
 }
 
+void ThreadPool::pin_team() const {
+  if (pin_cpus_.empty() || threads_ <= 1 || omp_in_parallel()) return;
+  const std::vector<int>& pin = pin_cpus_;
+#pragma omp parallel num_threads(threads_) default(none) shared(pin)
+  {
+    const int me = omp_get_thread_num();
+    if (me > 0) pin_calling_thread(pin[static_cast<size_t>(me) % pin.size()]);
+  }
+}
+
 void ThreadPool::run_job(int64_t n, int64_t chunk, void* fn, RangeFn call) const {
   // Inside an active region (a nested call): the enclosing team already uses the threads.
   if (omp_in_parallel()) {

@@ -77,6 +77,13 @@ class ThreadPool {
     run_job(n, chunk, erased, call);
   }
 
+  // With pin_workers: opens one team of num_threads() on the calling thread and pins its
+  // workers as parallel_for would, so that work run on that thread's OpenMP workers outside
+  // parallel_for (oneDNN primitives) runs pinned too. Workers already pinned are left as they
+  // are; without pin_workers, or with one thread, or inside an active parallel region, this
+  // does nothing.
+  void pin_team() const;
+
   // The items per chunk parallel_for(n, cost_per_item, ...) uses; >= n means it runs inline.
   int64_t chunk_size(int64_t n, int64_t cost_per_item) const;
 

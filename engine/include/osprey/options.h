@@ -9,6 +9,13 @@ namespace osprey {
 struct SessionOptions {
   // Worker threads for one run; 0 = what sched_getaffinity and the cgroup CPU quota allow.
   int threads = 0;
+  // Pin worker threads to CPUs: at the start of each run, worker i of the calling thread's
+  // OpenMP team (1 <= i < threads; the caller is thread 0 and is never pinned) is pinned to the
+  // (i mod k)-th of the k CPUs in the process's affinity mask. OpenMP keeps one team per calling
+  // thread and shares it with oneDNN and with other sessions run from that thread, so the pins
+  // stay after the run: run unpinned sessions from another thread to keep them unpinned.
+  // Off by default: the OS places the threads.
+  bool pin_threads = false;
   // 0 = run the graph as imported; 1 = clean-ups and folds; 2 = also fusions into com.osprey
   // ops (see docs/ARCHITECTURE.md, Optimization passes).
   int optimization_level = 2;
