@@ -48,5 +48,6 @@ std::unique_ptr<Pass> make_conv_add_fusion();
 std::unique_ptr<Pass> make_conv_activation_fusion();
 std::unique_ptr<Pass> make_matmul_add_fusion();
 std::unique_ptr<Pass> make_transpose_reshape_cancellation();
+std::unique_ptr<Pass> make_channels_last();
 
 }  // namespace osprey::passes

@@ -201,8 +201,11 @@ class Inference {
 
   void conv(const ir::Node& n, int y) {
     if (!known(in(n, 0)) || !known(in(n, 1))) return;
-    const SymShape &x = shape(in(n, 0)), &w = shape(in(n, 1));
+    const bool channels_last = n.op_type == "FusedConv" && attr_int(n, "channels_last", 0) == 1;
+    SymShape x = shape(in(n, 0));
+    const SymShape& w = shape(in(n, 1));
     if (x.size() < 3 || w.size() != x.size()) return;
+    if (channels_last) x.insert(x.begin() + 1, x.back()), x.pop_back();  // to [N, C, spatial...]
     const size_t nd = x.size() - 2;
     SymShape out = {x[0], w[0]};
     std::vector<int64_t> kernel, strides(nd, 1), dil(nd, 1), pads(2 * nd, 0);
@@ -215,6 +218,7 @@ class Inference {
     for (size_t i = 0; i < nd; ++i)
       out.push_back(window_sym_dim(x[i + 2], kernel[i], strides[i], dil[i], pads[i], pads[i + nd],
                                    ap, false));
+    if (channels_last) out.push_back(out[1]), out.erase(out.begin() + 1);  // [N, spatial..., M]
     set_shape(y, std::move(out));
   }
 

@@ -1,7 +1,10 @@
 // Conv and com.osprey FusedConv on oneDNN (float32, 1-D/2-D/3-D, groups, depthwise, pads,
-// strides, dilations, auto_pad). Tensors stay NCHW at the op boundary; inside, the source and
-// destination are reordered into the layout the primitive prefers (nChw16c and friends) when
-// it differs. Constant weights are reordered once per weights layout and kept in the node's
+// strides, dilations, auto_pad). Tensors are NCHW at the op boundary, or NHWC for a FusedConv
+// with channels_last = 1 (X, Z and Y are [N, spatial..., C]; W stays [M, C/group, k...]). For
+// NCHW the source and destination are reordered into the layout the primitive prefers
+// (nChw16c and friends) when it differs; channels-last tensors are handed to the primitive as
+// they are (oneDNN's brgconv / depthwise kernels take nhwc directly), so a chain of
+// channels-last convolutions runs without reorders (the channels_last pass makes such chains). Constant weights are reordered once per weights layout and kept in the node's
 // state, together with a small cache of primitives per input shape. FusedConv adds the bias,
 // the residual Z (sum post-op) and the activation (eltwise post-ops) inside the primitive.
 #include <cstring>
@@ -27,6 +30,7 @@ struct ConvEntry {
 
 struct ConvState final : KernelState {
   bool fused = false;
+  bool channels_last = false;
   Activation act;
   Tensor weights;  // the constant weights (shared storage), undefined when computed
   ShapeCache<ConvEntry> cache;
@@ -37,7 +41,12 @@ struct ConvState final : KernelState {
 Result<std::shared_ptr<ConvState>> make_state(const KernelContext& ctx, bool fused) {
   auto st = std::make_shared<ConvState>();
   st->fused = fused;
-  if (fused) OSPREY_RETURN_IF_ERROR(read_activation(ctx, &st->act));
+  if (fused) {
+    OSPREY_RETURN_IF_ERROR(read_activation(ctx, &st->act));
+    const int64_t cl = ctx.attr_int("channels_last", 0);
+    if (cl != 0 && cl != 1) return invalid_argument("attribute channels_last must be 0 or 1, got ", cl);
+    st->channels_last = cl == 1;
+  }
   if (ctx.has_input(1)) {
     OSPREY_RETURN_IF_ERROR(require_f32(ctx, 1, "W"));
     st->weights = ctx.input(1);
@@ -61,18 +70,43 @@ Status check_inputs(const KernelContext& ctx, bool fused) {
   return Status::Ok();
 }
 
+// [N, C, spatial...] from [N, spatial..., C] (channels last), or the shape itself.
+Shape channels_first(const Shape& s, bool channels_last) {
+  if (!channels_last) return s;
+  Shape out = {s.front(), s.back()};
+  out.insert(out.end(), s.begin() + 1, s.end() - 1);
+  return out;
+}
+
+Shape channels_last_of(const Shape& s) {
+  Shape out = {s[0]};
+  out.insert(out.end(), s.begin() + 2, s.end());
+  out.push_back(s[1]);
+  return out;
+}
+
+memory::desc boundary_desc(const Dims& dims, bool channels_last) {
+  if (!channels_last) return plain_desc(dims);
+  const auto tag = dims.size() == 3   ? memory::format_tag::nwc
+                   : dims.size() == 4 ? memory::format_tag::nhwc
+                                      : memory::format_tag::ndhwc;
+  return memory::desc(dims, memory::data_type::f32, tag);
+}
+
 Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvState& st, int threads,
                                                bool packable) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
+  const bool cl = st.channels_last;
+  const Shape xs = channels_first(x.shape(), cl);  // the input's [N, C, spatial...]
   const int64_t group = ctx.attr_int("group", 1);
   if (group < 1) return invalid_argument("attribute group must be >= 1, got ", group);
-  const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
+  const int64_t N = xs[0], C = xs[1], M = w.dim(0);
   if (w.dim(1) * group != C || M % group != 0)
     return invalid_argument("weights ", shape_to_string(w.shape()), " do not match input ",
-                            shape_to_string(x.shape()), " with group ", group);
+                            shape_to_string(x.shape()), cl ? " (channels last)" : "", " with group ", group);
   ref::Window win;
-  win.in.assign(x.shape().begin() + 2, x.shape().end());
+  win.in.assign(xs.begin() + 2, xs.end());
   win.kernel.assign(w.shape().begin() + 2, w.shape().end());
   if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != win.kernel)
     return invalid_argument("attribute kernel_shape does not match the weights ",
@@ -80,12 +114,13 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   OSPREY_RETURN_IF_ERROR(ref::window_from_attrs(ctx, /*ceil_mode=*/false, &win));
   auto e = std::make_shared<ConvEntry>();
   e->M = M;
-  e->out_shape = {N, M};
-  e->out_shape.insert(e->out_shape.end(), win.out.begin(), win.out.end());
-  if (shape_numel(e->out_shape) == 0 || x.numel() == 0) return std::shared_ptr<const ConvEntry>(e);
+  Shape out = {N, M};  // [N, M, spatial...]
+  out.insert(out.end(), win.out.begin(), win.out.end());
+  e->out_shape = cl ? channels_last_of(out) : out;
+  if (shape_numel(out) == 0 || x.numel() == 0) return std::shared_ptr<const ConvEntry>(e);
 
-  Dims src_dims(x.shape().begin(), x.shape().end());
-  Dims dst_dims(e->out_shape.begin(), e->out_shape.end());
+  Dims src_dims(xs.begin(), xs.end());
+  Dims dst_dims(out.begin(), out.end());
   Dims w_dims(w.shape().begin(), w.shape().end());
   if (group > 1) {  // [G, M/G, C/G, k...]
     w_dims[0] = M / group;
@@ -99,8 +134,8 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   }
   const auto f32 = memory::data_type::f32;
   const auto any = memory::format_tag::any;
-  e->src_plain = plain_desc(src_dims);
-  e->dst_plain = plain_desc(dst_dims);
+  e->src_plain = boundary_desc(src_dims, cl);
+  e->dst_plain = boundary_desc(dst_dims, cl);
   e->w_plain = plain_desc(w_dims);
   const bool has_bias = ctx.has_input(2), has_z = st.fused && ctx.has_input(3);
   if (has_bias) e->bias_md = plain_desc({M});
@@ -113,8 +148,10 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
 
   use_threads(threads);
-  const memory::desc src_any(src_dims, f32, any), dst_any(dst_dims, f32, any),
-      w_any(w_dims, f32, any);
+  // Channels-last tensors go in and out as they are; NCHW ones in the primitive's choice.
+  const memory::desc src_any = cl ? e->src_plain : memory::desc(src_dims, f32, any),
+                     dst_any = cl ? e->dst_plain : memory::desc(dst_dims, f32, any),
+                     w_any(w_dims, f32, any);
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto alg = dnnl::algorithm::convolution_direct;
   auto desc = has_bias ? dnnl::convolution_forward::desc(prop, alg, src_any, w_any, e->bias_md,

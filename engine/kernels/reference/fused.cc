@@ -3,7 +3,9 @@
 //
 //   FusedConv(X, W, B?, Z?)       Y = act(Conv(X, W) + B + Z); every Conv attribute, plus
 //                                 `activation` and `activation_params` (below). Z, the residual,
-//                                 has the shape of Y (no broadcasting).
+//                                 has the shape of Y (no broadcasting). channels_last = 1: X, Z
+//                                 and Y are [N, spatial..., C] instead of [N, C, spatial...]
+//                                 (W is unchanged); the oracle transposes around the Conv.
 //   FusedMatMul(A, B, bias?, Z?)  Y = act(A . B + bias + Z); A is N-D [..., K], B is 2-D [K, N]
 //                                 (or [N, K] when trans_b = 1), bias is [N], Z has Y's shape.
 //   Gelu(X)                       approximate = "none" (erf form) or "tanh".
@@ -124,6 +126,32 @@ Status add_residual_and_activate(const KernelContext& ctx, int zi, const Activat
   return Status::Ok();
 }
 
+// A copy of float tensor `t` with its dims permuted: out dim i is t's dim perm[i].
+Tensor permuted(const Tensor& t, const std::vector<int64_t>& perm) {
+  const std::vector<int64_t> in_strides = strides_of(t.shape());
+  Shape out(perm.size());
+  std::vector<int64_t> strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    out[i] = t.shape()[static_cast<size_t>(perm[i])];
+    strides[i] = in_strides[static_cast<size_t>(perm[i])];
+  }
+  Tensor y(DType::kFloat32, out);
+  const float* src = t.data<float>();
+  float* dst = y.data<float>();
+  StridedIter it(out, {strides});
+  for (int64_t i = 0; i < y.numel(); ++i, it.next()) dst[i] = src[it.offset(0)];
+  return y;
+}
+
+// perm taking [N, spatial..., C] to [N, C, spatial...] (to_first) or back.
+std::vector<int64_t> channels_perm(int64_t rank, bool to_first) {
+  std::vector<int64_t> p = {0};
+  if (to_first) p.push_back(rank - 1);
+  for (int64_t d = 1; d + 1 < rank; ++d) p.push_back(to_first ? d : d + 1);
+  if (!to_first) p.push_back(1);
+  return p;
+}
+
 }  // namespace
 
 Status fused_conv(KernelContext& ctx) {
@@ -131,8 +159,17 @@ Status fused_conv(KernelContext& ctx) {
   OSPREY_RETURN_IF_ERROR(read_activation(ctx, &act));
   for (int i = 0; i < 3; ++i)
     OSPREY_RETURN_IF_ERROR(require_float32(ctx, i, i == 0 ? "X" : i == 1 ? "W" : "B"));
-  // The convolution with bias is the reference Conv, run on this node's first three inputs.
-  std::vector<const Value*> conv_inputs = {&ctx.input_value(0), &ctx.input_value(1),
+  const int64_t channels_last = ctx.attr_int("channels_last", 0);
+  if (channels_last != 0 && channels_last != 1)
+    return invalid_argument("attribute channels_last must be 0 or 1, got ", channels_last);
+  const Tensor& x = ctx.input(0);
+  if (channels_last && x.rank() < 3)
+    return invalid_argument("X has shape ", shape_to_string(x.shape()), "; channels_last needs rank >= 3");
+  // The convolution with bias is the reference Conv, run on this node's first three inputs
+  // (X in [N, C, spatial...]).
+  const Value x_first = channels_last ? Value(permuted(x, channels_perm(x.rank(), true))) : Value();
+  std::vector<const Value*> conv_inputs = {channels_last ? &x_first : &ctx.input_value(0),
+                                           &ctx.input_value(1),
                                            ctx.has_input(2) ? &ctx.input_value(2) : nullptr};
   std::vector<Value> conv_outputs(1);
   KernelContext inner(ctx.node(), std::move(conv_inputs), &conv_outputs, ctx.max_elements(),
@@ -140,6 +177,7 @@ Status fused_conv(KernelContext& ctx) {
   OSPREY_RETURN_IF_ERROR(conv(inner));
   if (!inner.attribute_error().empty()) return invalid_argument(inner.attribute_error());
   Tensor y = conv_outputs[0].tensor;
+  if (channels_last) y = permuted(y, channels_perm(y.rank(), false));
   OSPREY_RETURN_IF_ERROR(add_residual_and_activate(ctx, 3, act, y));
   ctx.set_output(0, std::move(y));
   return Status::Ok();

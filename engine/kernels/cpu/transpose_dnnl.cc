@@ -1,0 +1,97 @@
+// Transpose (float32) as a oneDNN reorder: the source is described with the output's dims and
+// the input's strides taken in `perm` order, the destination is the plain output, so the
+// reorder writes the permuted tensor with oneDNN's vectorized, multi-threaded copy kernels
+// (NCHW <-> NHWC at a channels-last boundary, the head transposes of attention). Reorders are
+// cached per input shape in the node's state. Semantics and errors are the reference
+// Transpose's (engine/kernels/reference/layout_ops.cc), which is its oracle in the tests.
+#include "kernels/cpu/dnnl_common.h"
+#include "kernels/reference/common.h"
+
+namespace osprey::cpu {
+namespace {
+
+using dnnl::memory;
+
+struct TransposeEntry {
+  memory::desc src, dst;
+  dnnl::reorder prim;
+};
+
+struct TransposeState final : KernelState {
+  ShapeCache<TransposeEntry> cache;
+};
+
+Result<std::vector<int64_t>> read_perm(const KernelContext& ctx, int64_t rank) {
+  std::vector<int64_t> perm;
+  if (!ctx.has_attr("perm")) {
+    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
+    return perm;
+  }
+  perm = ctx.attr_ints("perm");
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return invalid_argument("attribute 'perm' has ", perm.size(), " entries for rank ", rank);
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[static_cast<size_t>(p)])
+      return invalid_argument("attribute 'perm' is not a permutation of 0..", rank - 1);
+    seen[static_cast<size_t>(p)] = true;
+  }
+  return perm;
+}
+
+}  // namespace
+
+Status transpose(KernelContext& ctx) {
+  if (!ctx.has_input(0)) return invalid_argument("input X is required");
+  OSPREY_RETURN_IF_ERROR(require_f32(ctx, 0, "X"));
+  const Tensor& x = ctx.input(0);
+  const int64_t r = x.rank();
+  OSPREY_ASSIGN_OR_RETURN(std::vector<int64_t> perm, read_perm(ctx, r));
+  Shape out(static_cast<size_t>(r));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = x.shape()[static_cast<size_t>(perm[i])];
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, DType::kFloat32, out));
+  if (y.numel() == 0) return Status::Ok();
+  if (r == 0 || r > DNNL_MAX_NDIMS) {  // a scalar, or more dims than oneDNN describes
+    const std::vector<int64_t> in_strides = ref::strides_of(x.shape());
+    std::vector<int64_t> strides(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[static_cast<size_t>(perm[i])];
+    const float* src = x.data<float>();
+    float* dst = y.data<float>();
+    ref::StridedIter it(out, {strides});
+    for (int64_t i = 0; i < y.numel(); ++i, it.next()) dst[i] = src[it.offset(0)];
+    return Status::Ok();
+  }
+  std::shared_ptr<TransposeState> local;
+  auto* st = dynamic_cast<TransposeState*>(ctx.state());
+  if (!st) {
+    local = std::make_shared<TransposeState>();
+    st = local.get();
+  }
+  const int threads = kernel_threads(ctx);
+  std::vector<int64_t> key = {threads, -1};
+  key.insert(key.end(), x.shape().begin(), x.shape().end());
+  key.push_back(-1);
+  key.insert(key.end(), perm.begin(), perm.end());
+  return guarded("transpose", [&]() -> Status {
+    OSPREY_ASSIGN_OR_RETURN(auto e, st->cache.get(key, [&]() -> Result<std::shared_ptr<const TransposeEntry>> {
+      const std::vector<int64_t> in_strides = ref::strides_of(x.shape());
+      memory::dims dims(out.begin(), out.end()), strides(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[static_cast<size_t>(perm[i])];
+      auto entry = std::make_shared<TransposeEntry>();
+      entry->src = memory::desc(dims, memory::data_type::f32, strides);
+      entry->dst = plain_desc(dims);
+      use_threads(threads);
+      entry->prim = make_reorder(entry->src, entry->dst);
+      return std::shared_ptr<const TransposeEntry>(entry);
+    }));
+    use_threads(threads);
+    run_reorder(e->prim, wrap(e->src, x.raw_data()), wrap(e->dst, y.raw_data()));
+    return Status::Ok();
+  });
+}
+
+Result<std::shared_ptr<KernelState>> prepare_transpose(const KernelContext&) {
+  return std::shared_ptr<KernelState>(std::make_shared<TransposeState>());
+}
+
+}  // namespace osprey::cpu

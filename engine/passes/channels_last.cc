@@ -1,0 +1,217 @@
+// channels_last (level 2): 2-D float32 convolutions run channels-last (NHWC), and so do the
+// element-wise ops between them, with a Transpose only where a value crosses from an NCHW
+// producer into the channels-last region or back out to an NCHW reader.
+//
+// Why: oneDNN's fast convolutions (brgconv, the depthwise brdgmm) take nhwc as it is, while an
+// NCHW tensor must be reordered into a blocked layout before every convolution and back after
+// it. On a chain of convolutions (MobileNet, EfficientNet, ResNet) those reorders cost as much
+// as the depthwise convolutions themselves; in channels-last they disappear.
+//
+// What moves to channels-last:
+//   - Conv and com.osprey FusedConv whose X has a known rank of 4 and is float32 (and whose
+//     residual Z, if any, is proven to have Y's shape): they become
+//     FusedConv with channels_last = 1 (X, Z and Y are [N, H, W, C]; W is unchanged);
+//   - Relu, Clip, Sigmoid, Tanh, LeakyRelu, HardSigmoid, HardSwish, Elu, Softplus whose input
+//     is channels-last (layout does not matter to them);
+//   - Add, Sub, Mul, Div whose two inputs are both channels-last and proven to have the same
+//     shape (no broadcasting across the permuted dims);
+//   - GlobalAveragePool of a channels-last value becomes ReduceMean over axes 1, 2 (keepdims),
+//     whose [N, 1, 1, C] result is transposed to the [N, C, 1, 1] readers expect (a copy of C
+//     values).
+// Every value keeps its name and its NCHW meaning for the rest of the graph: its channels-last
+// twin is a new value "<name>_nhwc"; a Transpose back to the original name is added only when
+// something still reads the NCHW form (an unconverted node, a subgraph, a graph output), and a
+// Transpose into channels-last only once per NCHW value that converted nodes read.
+// The main graph only (subgraphs keep NCHW).
+#include <set>
+
+#include "passes/fusion_util.h"
+#include "passes/pass.h"
+
+namespace osprey::passes {
+namespace {
+
+const std::vector<int64_t> kToLast = {0, 2, 3, 1};
+const std::vector<int64_t> kToFirst = {0, 3, 1, 2};
+
+bool rank4(const GraphIndex& ix, int v) {
+  const auto u = static_cast<size_t>(v);
+  return v >= 0 && ix.facts.has_shape[u] && ix.facts.shapes[u].size() == 4;
+}
+
+bool conv_candidate(const ir::Node& n, const GraphIndex& ix) {
+  const bool conv = is_op(n, "Conv") ||
+                    (n.domain == kOspreyDomain && n.op_type == "FusedConv" &&
+                     !n.find_attribute("channels_last"));
+  if (!conv || n.outputs.size() != 1 || n.outputs[0] == ir::kNoValue || n.inputs.size() < 2) return false;
+  if (n.op_type == "Conv" && n.inputs.size() > 3) return false;
+  // A residual Z must be proven to have Y's shape (else the kernel's error about it would
+  // name the transposed shapes).
+  const int z = input_at(n, 3);
+  if (z != ir::kNoValue && !ix.facts.same_shape(z, n.outputs[0])) return false;
+  return rank4(ix, n.inputs[0]) && ix.dtype(n.inputs[0]) == DType::kFloat32;
+}
+
+bool layout_free_unary(const ir::Node& n) {
+  static const std::set<std::string> ops = {"Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu",
+                                            "HardSigmoid", "HardSwish", "Elu", "Softplus"};
+  return n.domain.empty() && ops.count(n.op_type) && !n.inputs.empty() && n.outputs.size() == 1;
+}
+
+bool layout_free_binary(const ir::Node& n) {
+  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div"};
+  return n.domain.empty() && ops.count(n.op_type) && n.inputs.size() == 2 && n.outputs.size() == 1;
+}
+
+// The default-domain opset the model imports (for the Transpose/ReduceMean nodes added).
+int default_opset(const ir::Graph& g) {
+  for (const auto& n : g.nodes)
+    if (n.domain.empty() && n.opset > 0) return n.opset;
+  return 13;
+}
+
+enum class Kind { kNone, kConv, kUnary, kBinary, kPool };
+
+ir::Attribute ints_attr(std::vector<int64_t> v) {
+  ir::Attribute a;
+  a.type = ir::Attribute::Type::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
+ir::Attribute int_attr(int64_t v) {
+  ir::Attribute a;
+  a.type = ir::Attribute::Type::kInt;
+  a.i = v;
+  return a;
+}
+
+class ChannelsLast final : public Pass {
+ public:
+  const char* name() const override { return "channels_last"; }
+  int level() const override { return 2; }
+
+  Result<bool> run(ir::Graph& g, PassContext& ctx) override {
+    if (ctx.in_subgraph) return false;
+    GraphIndex ix(g, false);
+    opset_ = default_opset(g);
+    // Decide, in topological order, which nodes run channels-last.
+    std::vector<Kind> kind(g.nodes.size(), Kind::kNone);
+    std::vector<bool> held(g.values.size(), false);  // produced channels-last
+    bool any_conv = false;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const ir::Node& n = g.nodes[i];
+      Kind k = Kind::kNone;
+      if (conv_candidate(n, ix)) {
+        k = Kind::kConv;
+        any_conv = true;
+      } else if (layout_free_unary(n) && held[static_cast<size_t>(n.inputs[0])]) {
+        k = Kind::kUnary;
+      } else if (layout_free_binary(n) && n.inputs[0] >= 0 && n.inputs[1] >= 0 &&
+                 held[static_cast<size_t>(n.inputs[0])] && held[static_cast<size_t>(n.inputs[1])] &&
+                 ix.facts.same_shape(n.inputs[0], n.inputs[1])) {
+        k = Kind::kBinary;
+      } else if (is_op(n, "GlobalAveragePool") && n.inputs.size() == 1 && n.outputs.size() == 1 &&
+                 n.inputs[0] >= 0 && held[static_cast<size_t>(n.inputs[0])]) {
+        k = Kind::kPool;
+      }
+      kind[i] = k;
+      if (k == Kind::kConv || k == Kind::kUnary || k == Kind::kBinary)
+        held[static_cast<size_t>(n.outputs[0])] = true;
+    }
+    if (!any_conv) return false;
+
+    twin_.assign(g.values.size(), ir::kNoValue);
+    added_.clear();
+    const size_t original_nodes = g.nodes.size();
+    for (size_t i = 0; i < original_nodes; ++i) {
+      if (kind[i] == Kind::kNone) continue;
+      ir::Node& n = g.nodes[i];
+      // Inputs: the channels-last twins.
+      if (kind[i] == Kind::kConv) {
+        if (n.op_type == "Conv") make_fused(n, "FusedConv", 4);
+        n.attributes["channels_last"] = int_attr(1);
+        n.inputs[0] = twin_of(g, n.inputs[0]);
+        if (n.inputs[3] != ir::kNoValue) n.inputs[3] = twin_of(g, n.inputs[3]);
+      } else if (kind[i] == Kind::kUnary) {
+        n.inputs[0] = twin_of(g, n.inputs[0]);
+      } else {  // binary or pool: every input is held
+        for (int& in : n.inputs) in = twin_of(g, in);
+      }
+      if (kind[i] == Kind::kPool) {
+        const int y = n.outputs[0];
+        const int r = add_unique_value(g, g.values[static_cast<size_t>(y)].name + "_nhwc", f32_type());
+        n.op_type = "ReduceMean";
+        n.opset = opset_;
+        n.kernel = nullptr;
+        n.attributes.clear();
+        n.attributes["axes"] = ints_attr({1, 2});
+        n.attributes["keepdims"] = int_attr(1);
+        n.outputs[0] = r;
+        add_transpose(r, y, kToFirst, n.name);
+        continue;
+      }
+      // Output: produced channels-last under a new name; the NCHW name comes back through a
+      // Transpose only if something still reads it.
+      const int y = n.outputs[0];
+      const int t = add_unique_value(g, g.values[static_cast<size_t>(y)].name + "_nhwc", f32_type());
+      n.outputs[0] = t;
+      twin_[static_cast<size_t>(y)] = t;
+      if (needs_nchw(ix, kind, y)) add_transpose(t, y, kToFirst, n.name);
+    }
+    for (auto& n : added_) g.nodes.push_back(std::move(n));
+    return true;
+  }
+
+ private:
+  static ir::ValueType f32_type() {
+    ir::ValueType t;
+    t.kind = ir::ValueType::Kind::kTensor;
+    t.dtype = DType::kFloat32;
+    return t;
+  }
+
+  // True when some reader of `y` (a value about to be produced channels-last) needs NCHW.
+  static bool needs_nchw(const GraphIndex& ix, const std::vector<Kind>& kind, int y) {
+    const auto u = static_cast<size_t>(y);
+    if (ix.uses.output[u] || ix.uses.captured[u]) return true;
+    for (int r : ix.readers[u])
+      if (kind[static_cast<size_t>(r)] == Kind::kNone) return true;
+    return false;
+  }
+
+  // The channels-last twin of `v`: the value a converted producer writes, or one Transpose of
+  // an NCHW value (made once, shared by every converted reader).
+  int twin_of(ir::Graph& g, int v) {
+    const auto u = static_cast<size_t>(v);
+    if (twin_[u] != ir::kNoValue) return twin_[u];
+    const std::string name = g.values[u].name;
+    const int made = add_unique_value(g, name + "_nhwc", f32_type());
+    twin_[u] = made;
+    add_transpose(v, made, kToLast, name);
+    return made;
+  }
+
+  void add_transpose(int from, int to, const std::vector<int64_t>& perm, const std::string& near) {
+    ir::Node t;
+    t.name = near + (perm == kToLast ? "/to_nhwc" : "/to_nchw");
+    t.op_type = "Transpose";
+    t.opset = opset_;
+    t.inputs = {from};
+    t.outputs = {to};
+    t.attributes["perm"] = ints_attr(perm);
+    added_.push_back(std::move(t));
+  }
+
+  int opset_ = 13;
+  std::vector<int> twin_;  // value id -> its channels-last twin
+  std::vector<ir::Node> added_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_channels_last() {
+  return std::make_unique<ChannelsLast>();
+}
+
+}  // namespace osprey::passes

@@ -1,0 +1,124 @@
+// channels_last: chains of 2-D float convolutions (and the element-wise ops and the global
+// average pool between and after them) run channels-last, with one Transpose into the region
+// and one out of it per boundary value; outputs are unchanged and every value keeps its name.
+#include "passes_test_util.h"
+
+namespace osprey::passes::testing {
+namespace {
+
+std::vector<float> values(size_t n, float start, float step) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = start + step * static_cast<float>(i % 7);
+  return v;
+}
+
+onnx::NodeProto& conv(ModelBuilder& m, const std::string& x, const std::string& w, const std::string& y,
+                      int64_t group = 1) {
+  auto& n = m.node("Conv", {x, w}, {y}, "conv_" + y);
+  auto* pads = n.add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  auto* g = n.add_attribute();
+  g->set_name("group");
+  g->set_type(onnx::AttributeProto::INT);
+  g->set_i(group);
+  return n;
+}
+
+std::vector<std::unique_ptr<Pass>> with_fusions() {
+  std::vector<std::unique_ptr<Pass>> v;
+  v.push_back(make_conv_add_fusion());
+  v.push_back(make_conv_activation_fusion());
+  v.push_back(make_channels_last());
+  v.push_back(make_dead_code_elimination());
+  return v;
+}
+
+int count_in_dump(const std::string& d, const std::string& what) {
+  int n = 0;
+  for (size_t p = d.find(what); p != std::string::npos; p = d.find(what, p + 1)) ++n;
+  return n;
+}
+
+TEST(ChannelsLastTest, ConvChainHasOneTransposeInAndOneOut) {
+  // x -> conv+relu -> depthwise conv -> (+ c1) -> relu -> GlobalAveragePool -> Flatten -> y
+  ModelBuilder m;
+  m.input("x", kF, {-1, 4, 6, 6}).output("y");
+  m.initializer("W1", {8, 4, 3, 3}, values(288, -0.2f, 0.07f));
+  m.initializer("W2", {8, 1, 3, 3}, values(72, 0.15f, -0.05f));
+  conv(m, "x", "W1", "c1");
+  m.node("Relu", {"c1"}, {"r1"});
+  conv(m, "r1", "W2", "c2", 8);
+  m.node("Add", {"c2", "r1"}, {"s"});
+  m.node("Sigmoid", {"s"}, {"a"});
+  m.node("Mul", {"a", "s"}, {"silu"});  // Silu: fused as the conv's activation
+  m.node("GlobalAveragePool", {"silu"}, {"p"});
+  m.node("Flatten", {"p"}, {"y"});
+  const std::vector<NamedTensor> in = {{"x", ramp({2, 4, 6, 6})}};
+  auto g = expect_pass_preserves(m.bytes(), with_fusions(), in);
+  ASSERT_TRUE(g);
+  const std::string d = dump_graph(*g);
+  EXPECT_EQ(count_op(*g, "com.osprey.FusedConv"), 2) << d;
+  EXPECT_EQ(count_in_dump(d, "channels_last=1"), 2) << d;
+  EXPECT_EQ(count_op(*g, "Transpose"), 2) << d;  // x in, the pooled [N,1,1,C] out
+  EXPECT_EQ(count_op(*g, "ReduceMean"), 1) << d;
+  EXPECT_EQ(count_op(*g, "GlobalAveragePool"), 0) << d;
+  EXPECT_NE(d.find("x -> x_nhwc  perm=[0,2,3,1]"), std::string::npos) << d;
+  expect_session_levels_agree(m.bytes(), in, 2);
+}
+
+TEST(ChannelsLastTest, NchwReadersAndGraphOutputsGetTheOriginalValueBack) {
+  // c1 is a graph output and is read by MaxPool (stays NCHW) and by a second conv.
+  ModelBuilder m;
+  m.input("x", kF, {1, 3, 8, 8}).output("c1").output("mp").output("c2");
+  m.initializer("W1", {4, 3, 3, 3}, values(108, -0.3f, 0.1f));
+  m.initializer("W2", {4, 4, 3, 3}, values(144, 0.2f, -0.06f));
+  conv(m, "x", "W1", "c1");
+  auto& mp = m.node("MaxPool", {"c1"}, {"mp"});
+  auto* k = mp.add_attribute();
+  k->set_name("kernel_shape");
+  k->set_type(onnx::AttributeProto::INTS);
+  k->add_ints(2);
+  k->add_ints(2);
+  conv(m, "c1", "W2", "c2");
+  const std::vector<NamedTensor> in = {{"x", ramp({1, 3, 8, 8})}};
+  auto g = expect_pass_preserves(m.bytes(), with_fusions(), in);
+  ASSERT_TRUE(g);
+  const std::string d = dump_graph(*g);
+  // In: x. Out: c1 once (shared by MaxPool and the output), c2.
+  EXPECT_EQ(count_op(*g, "Transpose"), 3) << d;
+  EXPECT_NE(d.find("c1_nhwc -> c1  perm=[0,3,1,2]"), std::string::npos) << d;
+  EXPECT_NE(d.find("MaxPool 'MaxPool_mp': c1 -> mp"), std::string::npos) << d;
+  EXPECT_NE(d.find("c1_nhwc, W2"), std::string::npos) << d;  // the second conv reads the twin
+  expect_session_levels_agree(m.bytes(), in, 2);
+}
+
+TEST(ChannelsLastTest, LeavesBroadcastsOtherRanksAndGraphsWithoutConvs) {
+  ModelBuilder m;
+  m.input("x", kF, {1, 2, 5, 5}).input("b", kF, {1, 2, 1, 1}).input("v", kF, {1, 2, 7}).output("y").output("w");
+  m.initializer("W", {2, 2, 3, 3}, values(36, -0.3f, 0.1f));
+  m.initializer("W1", {2, 2, 3}, values(12, 0.1f, 0.2f));
+  conv(m, "x", "W", "c");
+  m.node("Add", {"c", "b"}, {"y"});  // a broadcast add: stays NCHW
+  auto& c1 = m.node("Conv", {"v", "W1"}, {"w"});  // 1-D: not converted
+  (void)c1;
+  const std::vector<NamedTensor> in = {{"x", ramp({1, 2, 5, 5})}, {"b", ramp({1, 2, 1, 1})}, {"v", ramp({1, 2, 7})}};
+  auto g = expect_pass_preserves(m.bytes(), with_fusions(), in);
+  ASSERT_TRUE(g);
+  const std::string d = dump_graph(*g);
+  EXPECT_EQ(count_in_dump(d, "channels_last=1"), 1) << d;
+  EXPECT_EQ(count_op(*g, "Conv"), 1) << d;  // the 1-D one
+  EXPECT_NE(d.find("Add 'Add_y': c, b -> y"), std::string::npos) << d;
+  expect_session_levels_agree(m.bytes(), in, 2);
+
+  ModelBuilder none;
+  none.input("x", kF, {1, 2, 3, 3}).output("y");
+  none.node("Relu", {"x"}, {"y"});
+  auto g2 = optimized_graph(none.bytes(), pass_list(make_channels_last()));
+  ASSERT_TRUE(g2);
+  EXPECT_EQ(count_op(*g2, "Transpose"), 0);
+}
+
+}  // namespace
+}  // namespace osprey::passes::testing
