@@ -103,15 +103,17 @@ Status ServingVersion::submit(InferRequest request, const RequestShape& shape,
     job.enqueue_ns = steady_now_ns();
   }
   const uint64_t id = item.id;
+  // Counted before submit(): an idle instance may start (and un-count) it before submit returns.
+  if (observer_) observer_->on_pending(+1);
   Status st = queue_->submit(std::move(item));
   if (!st.ok()) {
+    if (observer_) observer_->on_pending(-1);
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(id);
     // Give the request back to the caller: it answers (the callback was not called).
     if (it != jobs_.end()) jobs_.erase(it);
     return st;
   }
-  if (observer_) observer_->on_pending(+1);
   return Status::Ok();
 }
 

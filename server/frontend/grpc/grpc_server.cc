@@ -35,10 +35,9 @@ GrpcServer::GrpcServer(std::unique_ptr<InferenceService> inference,
 Result<std::unique_ptr<GrpcServer>> GrpcServer::start(Server* server,
                                                       const GrpcServerOptions& options) {
   OSPREY_RETURN_IF_ERROR(check_address(options.address));
-  std::unique_ptr<GrpcServer> self(
-      new GrpcServer(std::make_unique<InferenceService>(server, options.stream_window),
-                     std::make_unique<HealthService>(server, options.health_watch_poll),
-                     options.shutdown_grace));
+  std::unique_ptr<GrpcServer> self(new GrpcServer(
+      std::make_unique<InferenceService>(server, options.stream_window),
+      std::make_unique<HealthService>(server, options.health_watch_poll), options.shutdown_grace));
 
   grpc::ServerBuilder builder;
   // Our own grpc.health.v1 service is registered below; gRPC's built-in one would clash.

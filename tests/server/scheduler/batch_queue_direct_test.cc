@@ -26,7 +26,16 @@ PendingItem item(uint64_t id, int priority = 0) {
   return p;
 }
 
-BatcherConfig no_batching() { return BatcherConfig{}; }  // max_batch_size 0: every request alone
+BatcherConfig no_batching() {
+  return BatcherConfig{};
+}  // max_batch_size 0: every request alone
+
+// Dynamic batching without a delay: a batch of one is ready at once.
+BatcherConfig batching_without_delay(int max_batch) {
+  BatcherConfig c;
+  c.max_batch_size = max_batch;
+  return c;
+}
 
 // An ExecuteFn that records batches in order and can hold the instances until released.
 class Gate {
@@ -69,11 +78,7 @@ void ignore_reject(uint64_t, Status) {}
 // thread is not woken per request (a few passes may come from a submit that lands while the
 // worker is still finishing the previous request: then the request waits in the queue).
 TEST(BatchQueueDirect, SequentialRequestsSkipTheSchedulerThread) {
-  for (const BatcherConfig& config : {no_batching(), [] {
-         BatcherConfig c;  // dynamic batching without a delay: a batch of one is ready at once
-         c.max_batch_size = 8;
-         return c;
-       }()}) {
+  for (const BatcherConfig& config : {no_batching(), batching_without_delay(8)}) {
     SystemClock clock;
     std::mutex mu;
     std::condition_variable cv;
@@ -235,7 +240,8 @@ TEST(BatchQueueDirect, StopWaitsForDirectWorkInFlight) {
 TEST(BatchQueueDirect, IdleQueueDoesNotWakeUp) {
   SystemClock clock;
   std::atomic<int> runs{0};
-  BatchQueue q(no_batching(), 2, &clock, [&](int, Ids) { ++runs; }, ignore_reject);
+  BatchQueue q(
+      no_batching(), 2, &clock, [&](int, Ids) { ++runs; }, ignore_reject);
   ASSERT_TRUE(q.submit(item(1)).ok());
   std::this_thread::sleep_for(50ms);
   const uint64_t passes = q.scheduler_passes();

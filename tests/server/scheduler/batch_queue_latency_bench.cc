@@ -21,9 +21,11 @@ namespace sch = osprey::server::scheduler;
 
 void report(const char* what, std::vector<double> us) {
   std::sort(us.begin(), us.end());
-  auto pct = [&](double p) { return us[static_cast<size_t>(p * static_cast<double>(us.size() - 1))]; };
-  std::printf("%-10s n=%zu  p50 %.1f us  p90 %.1f  p99 %.1f\n", what, us.size(), pct(0.5),
-              pct(0.9), pct(0.99));
+  auto pct = [&](double p) {
+    return us[static_cast<size_t>(p * static_cast<double>(us.size() - 1))];
+  };
+  std::printf("%-10s n=%zu  p50 %.1f us  p90 %.1f  p99 %.1f\n", what, us.size(), pct(0.5), pct(0.9),
+              pct(0.99));
 }
 
 }  // namespace
