@@ -115,7 +115,15 @@ std::vector<uint64_t> BatchQueue::take_ready_batch(int64_t now_us) {
 }
 
 bool BatchQueue::scheduler_needed() {
-  if (!stopping_ && batcher_.pending() == 0) return false;
+  if (!stopping_) {
+    if (batcher_.pending() == 0) return false;
+    if (asleep_ && free_instance() < 0) {
+      // Every instance is busy, so the scheduler can only answer timeouts (workers poll for
+      // themselves when they finish): its plan holds unless a timeout now comes sooner.
+      const int64_t timeout = batcher_.next_timeout_us();
+      if (timeout < 0 || (asleep_until_ >= 0 && timeout >= asleep_until_)) return false;
+    }
+  }
   poke_ = true;
   return true;
 }
@@ -158,11 +166,16 @@ void BatchQueue::scheduler_loop() {
       for (auto& w : workers_) w->cv.notify_one();
       return;
     }
-    if (d.wake_at_us < 0) {
-      scheduler_cv_.wait(lock, [this] { return poke_; });
-    } else if (d.wake_at_us > now) {
-      scheduler_cv_.wait_for(lock, std::chrono::microseconds(d.wake_at_us - now),
-                             [this] { return poke_; });
+    if (d.wake_at_us > now || d.wake_at_us < 0) {
+      asleep_ = true;
+      asleep_until_ = d.wake_at_us;
+      if (d.wake_at_us < 0) {
+        scheduler_cv_.wait(lock, [this] { return poke_; });
+      } else {
+        scheduler_cv_.wait_for(lock, std::chrono::microseconds(d.wake_at_us - now),
+                               [this] { return poke_; });
+      }
+      asleep_ = false;
     }
   }
 }

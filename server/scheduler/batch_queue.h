@@ -7,12 +7,14 @@
 //    batch, max_queue_delay is 0, or the batch is full / the largest preferred size), the batch
 //    goes straight to that idle worker: one wake-up, no scheduler thread in between;
 //  - a worker that finishes a batch polls again and runs the next ready batch itself.
-// The scheduler thread is woken only when something is left pending (a batching delay or a
-// timeout to wait for, or no instance free) and at stop(). Requests whose queue timeout has
-// passed are always answered by the scheduler thread: the direct path steps aside whenever a
-// timeout is due, so a submitter never runs a RejectFn. The scheduler sleeps on a condition
-// variable until the next batching delay or timeout elapses or it is woken: no busy polling, and
-// an idle queue uses no CPU (workers sleep on their own condition variables; nothing spins).
+// The scheduler thread is woken only when something is left pending that it must act on: a
+// batching delay to wait for, or, while every instance is busy, a queue timeout sooner than the
+// one it sleeps until (busy workers take queued work themselves when they finish); and at
+// stop(). Requests whose queue timeout has passed are always answered by the scheduler thread:
+// the direct path steps aside whenever a timeout is due, so a submitter never runs a RejectFn.
+// The scheduler sleeps on a condition variable until the next batching delay or timeout elapses
+// or it is woken: no busy polling, and an idle queue uses no CPU (workers sleep on their own
+// condition variables; nothing spins).
 #pragma once
 
 #include <condition_variable>
@@ -86,8 +88,8 @@ class BatchQueue {
   // The batch poll() sends now, for an instance that is idle; empty when none is ready or when a
   // queue timeout is due (the scheduler answers those). Caller holds mu_.
   std::vector<uint64_t> take_ready_batch(int64_t now_us);
-  // Wakes the scheduler if it has something to do: requests left pending or stop() under way.
-  // Caller holds mu_; returns whether the caller must notify scheduler_cv_.
+  // Wakes the scheduler if it has something to do (see the top of this file) or stop() is under
+  // way. Caller holds mu_; returns whether the caller must notify scheduler_cv_.
   bool scheduler_needed();
 
   const Clock* clock_;
@@ -100,9 +102,11 @@ class BatchQueue {
   DynamicBatcher batcher_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::thread scheduler_;
-  bool stopping_ = false;  // no new work; flush what is queued
-  bool finished_ = false;  // queue empty and instances idle after stopping_: threads exit
-  bool poke_ = false;      // wake() was called or state changed
+  bool stopping_ = false;      // no new work; flush what is queued
+  bool finished_ = false;      // queue empty and instances idle after stopping_: threads exit
+  bool poke_ = false;          // wake() was called or state changed
+  bool asleep_ = false;        // the scheduler waits on scheduler_cv_ ...
+  int64_t asleep_until_ = -1;  // ... until this clock time (-1 = until woken)
   uint64_t passes_ = 0;
   uint64_t direct_batches_ = 0;
   std::once_flag stop_once_;

@@ -171,6 +171,48 @@ TEST(BatchQueueDirect, DueTimeoutsAreLeftToTheScheduler) {
   EXPECT_EQ(gate.batches(), std::vector<Ids>({{1}, {3}}));
 }
 
+// While every instance is busy, requests queue without waking the scheduler (the worker takes
+// them itself when it finishes), unless one brings a queue timeout the scheduler must answer.
+TEST(BatchQueueDirect, BusyInstancesDoNotWakeTheSchedulerPerRequest) {
+  FakeClock clock;
+  Gate gate(false);
+  BatcherConfig c = no_batching();
+  c.default_policy.allow_timeout_override = true;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<uint64_t> rejected;
+  BatchQueue q(c, 1, &clock, gate.execute(), [&](uint64_t id, Status why) {
+    EXPECT_EQ(why.code(), StatusCode::kUnavailable);
+    std::lock_guard<std::mutex> lock(mu);
+    rejected.push_back(id);
+    cv.notify_all();
+  });
+  ASSERT_TRUE(q.submit(item(1)).ok());
+  ASSERT_TRUE(gate.wait_started(1));
+  std::this_thread::sleep_for(20ms);  // the scheduler is asleep
+  const uint64_t passes = q.scheduler_passes();
+  for (uint64_t id = 2; id <= 51; ++id) {
+    ASSERT_TRUE(q.submit(item(id)).ok());
+    std::this_thread::sleep_for(1ms);  // time for a woken scheduler to make its pass
+  }
+  EXPECT_LE(q.scheduler_passes() - passes, 2u) << "the scheduler woke up per queued request";
+  PendingItem timed = item(52);
+  timed.timeout_us = 100;
+  ASSERT_TRUE(q.submit(timed).ok());
+  clock.advance_us(100);
+  q.wake();
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return !rejected.empty(); }));
+    EXPECT_EQ(rejected, std::vector<uint64_t>({52}));
+  }
+  gate.open();
+  q.stop();
+  const std::vector<Ids> batches = gate.batches();
+  ASSERT_EQ(batches.size(), 51u);
+  for (uint64_t i = 0; i < 51; ++i) EXPECT_EQ(batches[i], Ids({i + 1}));
+}
+
 // Many threads submitting to a non-batching model with several instances: every request runs
 // exactly once, never two batches at once on one instance.
 TEST(BatchQueueDirect, ConcurrentSubmittersLoseNothing) {
