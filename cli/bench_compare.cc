@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "args.h"
 #include "bench_args.h"
 #include "core/environment.h"
+#include "core/fixed_shape_model.h"
 #include "core/orchestrator.h"
 #include "core/osprey_runner.h"
 #include "core/peer_process.h"
@@ -85,6 +87,26 @@ Status check_framework_names(const std::vector<std::string>& names) {
   }
   return Status::Ok();
 }
+
+// --affinity / --shape-mode values: each at most once (CLI11 checks the names).
+Status check_sweep_values(const std::vector<std::string>& values, const char* option) {
+  if (values.empty()) return invalid_argument(option, ": give at least one value");
+  for (size_t i = 0; i < values.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (values[i] == values[j])
+        return invalid_argument(option, ": '", values[i], "' is listed twice");
+  return Status::Ok();
+}
+
+// What one (model, shape set, batch) group gives its cells: the input files and, for fixed
+// shape-mode cells, the model file to load.
+struct CellGroup {
+  std::string model;
+  std::string label;
+  std::string inputs_dir;
+  std::vector<bench::InputDesc> inputs;
+  bench::FixedShapeModel fixed;  // path empty unless --shape-mode includes fixed
+};
 
 std::string now_utc() {
   const std::time_t t = std::time(nullptr);
@@ -229,6 +251,10 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
           "--threads: give thread counts >= 1 so every framework gets the same number");
   OSPREY_ASSIGN_OR_RETURN(std::vector<ShapeSet> sets, shape_sets(args.in.shapes));
   OSPREY_ASSIGN_OR_RETURN(auto load_options, peer_options_json(args.peer_options, frameworks));
+  OSPREY_RETURN_IF_ERROR(check_sweep_values(args.affinity, "--affinity"));
+  OSPREY_RETURN_IF_ERROR(check_sweep_values(args.shape_modes, "--shape-mode"));
+  bool wants_fixed = false;
+  for (const auto& m : args.shape_modes) wants_fixed |= m == "fixed";
 
   BenchReport report;
   report.osprey_version = OSPREY_VERSION;
@@ -237,6 +263,8 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
   st.frameworks = frameworks;
   st.batches = args.batches;
   st.precisions = args.precisions;
+  st.affinity = args.affinity;
+  st.shape_modes = args.shape_modes;
   for (const auto& s : sets) st.shape_sets.push_back(s.label);
   st.warmup = args.warmup;
   st.plan.window_iterations = args.window;
@@ -267,6 +295,7 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
   fs::create_directories(out, ec);
   if (ec) return invalid_argument("cannot create --out directory ", args.out, ": ", ec.message());
 
+  std::map<std::tuple<size_t, size_t, int64_t>, CellGroup> groups;
   for (size_t mi = 0; mi < args.models.size(); ++mi) {
     const std::string model = fs::absolute(args.models[mi], ec).lexically_normal().string();
     st.models.push_back(model);
@@ -291,27 +320,55 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
     st.threads = threads;
     for (size_t si = 0; si < sets.size(); ++si) {
       for (int64_t batch : args.batches) {
-        const std::string dir = out + "/inputs/m" + std::to_string(mi) + "_s" + std::to_string(si) +
-                                "_b" + std::to_string(batch);
-        auto descs = probe.ok() ? write_inputs(*probe->session, args, sets[si], batch, dir)
-                                : copy_file_inputs(args, dir);
+        const std::string group =
+            "m" + std::to_string(mi) + "_s" + std::to_string(si) + "_b" + std::to_string(batch);
+        CellGroup g;
+        g.model = model;
+        g.label = sets[si].label;
+        g.inputs_dir = out + "/inputs/" + group;
+        auto descs = probe.ok() ? write_inputs(*probe->session, args, sets[si], batch, g.inputs_dir)
+                                : copy_file_inputs(args, g.inputs_dir);
         if (!descs.ok()) return descs.status().with_context(model);
-        for (int t : threads)
-          for (const auto& p : args.precisions) {
-            bench::CellCoord coord{mi, si, batch, t, p};
-            bench::Cell c;
-            c.id = bench::cell_id(coord);
-            c.model = model;
-            c.shape_label = sets[si].label;
-            c.batch = batch;
-            c.threads = t;
-            c.precision = p;
-            c.inputs = descs.value();
-            c.inputs_dir = dir;
-            report.cells.push_back(std::move(c));
-          }
+        g.inputs = std::move(descs).value();
+        if (wants_fixed) {
+          fs::create_directories(out + "/models", ec);
+          if (ec) return invalid_argument("cannot create ", out, "/models: ", ec.message());
+          OSPREY_ASSIGN_OR_RETURN(
+              g.fixed, bench::write_fixed_shape_model(model, g.inputs,
+                                                      out + "/models/" + group + "_fixed.onnx"));
+        }
+        groups[{mi, si, batch}] = std::move(g);
       }
     }
+  }
+
+  bench::CellAxes axes;
+  axes.models = args.models.size();
+  axes.shape_sets = sets.size();
+  axes.batches = args.batches;
+  axes.shape_modes = args.shape_modes;
+  axes.threads = threads;
+  axes.pinned.clear();
+  for (const auto& a : args.affinity) axes.pinned.push_back(a == "on");
+  axes.precisions = args.precisions;
+  for (const bench::CellCoord& coord : bench::make_cell_grid(axes)) {
+    const CellGroup& g = groups.at({coord.model, coord.shape_set, coord.batch});
+    bench::Cell c;
+    c.id = bench::cell_id(coord);
+    c.model = g.model;
+    c.shape_label = g.label;
+    c.batch = coord.batch;
+    c.shape_mode = coord.shape_mode;
+    if (coord.shape_mode == "fixed") {
+      c.model_file = g.fixed.path;
+      c.setup_note = g.fixed.note;
+    }
+    c.threads = coord.threads;
+    c.pinned = coord.pinned;
+    c.precision = coord.precision;
+    c.inputs = g.inputs;
+    c.inputs_dir = g.inputs_dir;
+    report.cells.push_back(std::move(c));
   }
 
   std::vector<std::unique_ptr<bench::FrameworkRunner>> owned;

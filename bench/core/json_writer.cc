@@ -71,6 +71,8 @@ void settings(Writer& w, const BenchSettings& s) {
   w.EndArray();
   key(w, "precisions"), strings(w, s.precisions);
   key(w, "shape_sets"), strings(w, s.shape_sets);
+  key(w, "affinity"), strings(w, s.affinity);
+  key(w, "shape_modes"), strings(w, s.shape_modes);
   key(w, "warmup"), w.Int(s.warmup);
   key(w, "mode"), str(w, measure_mode_name(s.plan.mode));
   key(w, "window_iterations"), w.Int(s.plan.window_iterations);
@@ -95,8 +97,12 @@ void cell(Writer& w, const Cell& c) {
   key(w, "model"), str(w, c.model);
   key(w, "shapes"), str(w, c.shape_label);
   key(w, "batch"), w.Int64(c.batch);
+  key(w, "shape_mode"), str(w, c.shape_mode);
+  key(w, "model_file"), str(w, c.model_file.empty() ? c.model : c.model_file);
   key(w, "threads"), w.Int(c.threads);
+  key(w, "affinity"), str(w, c.pinned ? "on" : "off");
   key(w, "precision"), str(w, c.precision);
+  key(w, "setup_note"), str(w, c.setup_note);
   key(w, "inputs_dir"), str(w, c.inputs_dir);
   key(w, "inputs"), w.StartArray();
   for (const auto& in : c.inputs) {
@@ -197,6 +203,8 @@ std::string json_report(const BenchReport& report) {
     key(w, "version"), str(w, f.version);
     key(w, "reason"), str(w, f.reason);
     key(w, "in_process"), w.Bool(f.in_process);
+    key(w, "pins_threads"), w.Bool(f.pins_threads);
+    key(w, "pin_threads_note"), str(w, f.pin_threads_note);
     w.EndObject();
   }
   w.EndArray();

@@ -64,10 +64,11 @@ std::string markdown_report(const BenchReport& r) {
   for (size_t mi = 0; mi < st.models.size(); ++mi) {
     md += "## " + st.models[mi] + "\n\n";
     md +=
-        "| shapes | batch | threads | precision | framework | p50 | p90 | p99 | max | mean ± stdev "
+        "| shapes | batch | shape mode | threads | affinity | precision | framework | p50 | p90 | "
+        "p99 | max | mean ± stdev "
         "| items/s | "
         "x ref | load ms | first ms | peak RSS MiB | stable | output agreement | status |\n";
-    md += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    md += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& m : r.measurements) {
       const Cell& c = r.cells[m.cell];
       if (c.model != st.models[mi]) continue;
@@ -75,7 +76,8 @@ std::string markdown_report(const BenchReport& r) {
       const Summary& s = m.summary;
       const double ratio = ratio_to_reference(r, m);
       md += "| " + cell_text(c.shape_label) + " | " + std::to_string(c.batch) + " | " +
-            std::to_string(c.threads) + " | " + c.precision + " | " + m.framework + " | ";
+            c.shape_mode + " | " + std::to_string(c.threads) + " | " + (c.pinned ? "on" : "off") +
+            " | " + c.precision + " | " + m.framework + " | ";
       if (ok) {
         md += f(s.p50) + " | " + f(s.p90) + " | " + f(s.p99) + " | " + f(s.max) + " | " +
               f(s.mean) + " ± " + f(s.stdev) + " | " + f(m.throughput, 1) + " | " +
@@ -94,12 +96,14 @@ std::string markdown_report(const BenchReport& r) {
     md += "\n";
   }
 
-  md += "## Frameworks\n\n| framework | version | available | how it runs |\n|---|---|---|---|\n";
+  md +=
+      "## Frameworks\n\n| framework | version | available | how it runs | thread pinning |\n"
+      "|---|---|---|---|---|\n";
   for (const auto& fw : r.frameworks)
     md += "| " + fw.name + " | " + cell_text(fw.version.empty() ? "-" : fw.version) + " | " +
           (fw.available ? "yes" : cell_text("no: " + fw.reason)) + " | " +
           (fw.in_process ? "in the benchmark process" : "own process, through its adapter") +
-          " |\n";
+          " | " + cell_text((fw.pins_threads ? "yes: " : "no: ") + fw.pin_threads_note) + " |\n";
   md += "\nSettings each framework chose (as it reported them; first cell where it loaded):\n\n";
   std::set<std::string> shown;
   for (const auto& m : r.measurements) {

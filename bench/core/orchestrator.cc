@@ -119,6 +119,8 @@ Status run_benchmark(const std::vector<FrameworkRunner*>& runners,
       info.available = h->available;
       info.version = h->version;
       info.reason = h->reason;
+      info.pins_threads = h->pins_threads;
+      info.pin_threads_note = h->pin_threads_note;
     }
     report->frameworks.push_back(info);
   }
@@ -139,9 +141,17 @@ Status run_benchmark(const std::vector<FrameworkRunner*>& runners,
         m.reason = report->frameworks[f].reason;
         continue;
       }
+      if (cell.pinned && !report->frameworks[f].pins_threads) {
+        m.status = CellStatus::kUnavailable;
+        const std::string& why = report->frameworks[f].pin_threads_note;
+        m.reason = "thread pinning is not supported by " + m.framework +
+                   (why.empty() ? std::string() : ": " + why);
+        continue;
+      }
       LoadRequest req;
-      req.model = cell.model;
+      req.model = cell.model_file.empty() ? cell.model : cell.model_file;
       req.threads = cell.threads;
+      req.pin_threads = cell.pinned;
       req.precision = cell.precision;
       req.batch = cell.batch;
       req.inputs = cell.inputs;
@@ -159,6 +169,7 @@ Status run_benchmark(const std::vector<FrameworkRunner*>& runners,
       m.settings_json = load->settings_json;
       m.precision_used = load->precision_used;
       m.notes = load->notes;
+      if (!cell.setup_note.empty()) m.notes += (m.notes.empty() ? "" : "; ") + cell.setup_note;
       auto first = runners[f]->run(cell.inputs_dir, 1, 0);
       if (!first.ok()) {
         fail(&m, CellStatus::kRunFailed, first.status().with_context("first inference"));

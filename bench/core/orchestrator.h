@@ -1,6 +1,8 @@
 // Runs a benchmark: every cell for every framework, under one protocol.
 //
 // For each framework: hello once (an unavailable one is reported in every cell with its reason).
+// A pinned cell (Cell::pinned) is unavailable, with the framework's reason, for a framework
+// whose hello does not say it pins threads; it is never run unpinned.
 // For each cell, in framework order: load (timed by the framework: session load time), one run
 // (first-inference latency, the cold start), then `warmup` untimed runs. Then rounds: each
 // framework that still wants runs (stability.h decides) measures one window, A B C A B C ..., so

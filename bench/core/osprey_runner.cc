@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <sstream>
 
 #include "osprey/npy.h"
@@ -43,6 +45,10 @@ Result<HelloReply> OspreyRunner::hello() {
   h.framework = name_;
   h.version = version_;
   h.available = true;
+  h.pins_threads = true;
+  h.pin_threads_note =
+      "SessionOptions::pin_threads: worker i of a run pinned to the (i mod k)-th CPU of the "
+      "affinity mask; the calling thread is not pinned";
   return h;
 }
 
@@ -55,16 +61,24 @@ Result<LoadReply> OspreyRunner::load(const LoadRequest& req) {
         "setting); only fp32 runs");
   SessionOptions options;
   options.threads = req.threads;
-  const auto start = std::chrono::steady_clock::now();
-  auto s = Session::load(req.model, options);
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  options.pin_threads = req.pin_threads;
+  pinned_ = req.pin_threads;
+  if (pinned_ && !pinned_thread_) pinned_thread_ = std::make_unique<CallThread>();
+  double ms = 0;
+  auto s = on_session_thread<Result<std::unique_ptr<Session>>>([&] {
+    const auto start = std::chrono::steady_clock::now();
+    auto loaded = Session::load(req.model, options);
+    ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return loaded;
+  });
   if (!s.ok()) return s.status();
   session_ = std::move(s).value();
   LoadReply r;
   r.load_ms = ms;
   r.precision_used = "fp32";
   r.settings_json = str_cat("{\"threads\":", session_->options().threads,
+                            ",\"pin_threads\":", session_->options().pin_threads ? "true" : "false",
                             ",\"optimization_level\":", session_->options().optimization_level,
                             ",\"in_process\":true}");
   r.notes = "measured in the benchmark process around Session::run";
@@ -80,7 +94,26 @@ Result<std::vector<NamedTensor>> OspreyRunner::read_inputs(const std::string& in
   return feeds;
 }
 
+template <class T>
+T OspreyRunner::on_session_thread(const std::function<T()>& fn) {
+  if (!pinned_) return fn();
+  std::optional<T> result;
+  pinned_thread_->call([&] { result.emplace(fn()); });
+  return std::move(*result);
+}
+
 Result<RunReply> OspreyRunner::run(const std::string& inputs_dir, int iterations, int warmup) {
+  return on_session_thread<Result<RunReply>>(
+      [&] { return run_here(inputs_dir, iterations, warmup); });
+}
+
+Result<std::vector<std::string>> OspreyRunner::outputs(const std::string& inputs_dir,
+                                                       const std::string& out_dir) {
+  return on_session_thread<Result<std::vector<std::string>>>(
+      [&] { return outputs_here(inputs_dir, out_dir); });
+}
+
+Result<RunReply> OspreyRunner::run_here(const std::string& inputs_dir, int iterations, int warmup) {
   if (!session_) return failed_precondition("osprey: run before a successful load");
   OSPREY_ASSIGN_OR_RETURN(std::vector<NamedTensor> feeds, read_inputs(inputs_dir));
   for (int i = 0; i < warmup; ++i) {
@@ -101,8 +134,8 @@ Result<RunReply> OspreyRunner::run(const std::string& inputs_dir, int iterations
   return reply;
 }
 
-Result<std::vector<std::string>> OspreyRunner::outputs(const std::string& inputs_dir,
-                                                       const std::string& out_dir) {
+Result<std::vector<std::string>> OspreyRunner::outputs_here(const std::string& inputs_dir,
+                                                            const std::string& out_dir) {
   if (!session_) return failed_precondition("osprey: outputs before a successful load");
   OSPREY_ASSIGN_OR_RETURN(std::vector<NamedTensor> feeds, read_inputs(inputs_dir));
   OSPREY_ASSIGN_OR_RETURN(std::vector<NamedTensor> outs, session_->run(feeds));

@@ -4,6 +4,9 @@
 //
 // Precision: SessionOptions has no reduced-precision setting in this build, so "fast" is
 // refused with kUnimplemented ("not supported by this build") and reported as such.
+// Affinity: pin_threads sets SessionOptions::pin_threads, and a pinned session is loaded and
+// run from a CallThread of its own, so the pinned OpenMP workers it leaves behind are never the
+// ones an unpinned session runs on.
 // RSS: this process's VmRSS / VmHWM, which include the orchestrator itself (small next to a model).
 #pragma once
 
@@ -11,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/call_thread.h"
 #include "core/runner.h"
 #include "osprey/session.h"
 
@@ -29,10 +33,18 @@ class OspreyRunner final : public FrameworkRunner {
 
  private:
   Result<std::vector<NamedTensor>> read_inputs(const std::string& inputs_dir) const;
+  Result<RunReply> run_here(const std::string& inputs_dir, int iterations, int warmup);
+  Result<std::vector<std::string>> outputs_here(const std::string& inputs_dir,
+                                                const std::string& out_dir);
+  // Runs fn where the loaded session runs: on pinned_thread_ for a pinned session, else here.
+  template <class T>
+  T on_session_thread(const std::function<T()>& fn);
 
   std::string name_ = "osprey";
   std::string version_;
   std::unique_ptr<Session> session_;
+  bool pinned_ = false;
+  std::unique_ptr<CallThread> pinned_thread_;  // made by the first pinned load
 };
 
 // VmRSS and VmHWM of this process in bytes (-1 when /proc is unavailable).

@@ -283,6 +283,11 @@ Result<HelloReply> PeerProcess::hello() {
   h.version = str_field(d, "version");
   h.available = avail->value.GetBool();
   h.reason = str_field(d, "reason");
+  if (auto pin = d.FindMember("pin_threads"); pin != d.MemberEnd() && pin->value.IsBool())
+    h.pins_threads = pin->value.GetBool();
+  h.pin_threads_note = str_field(d, "pin_threads_note");
+  if (!h.pins_threads && h.pin_threads_note.empty())
+    h.pin_threads_note = "the adapter does not say that it can pin threads";
   if (!h.available && h.reason.empty())
     h.reason = "the adapter reports it unavailable without a reason";
   return h;
@@ -295,6 +300,7 @@ Result<LoadReply> PeerProcess::load(const LoadRequest& req) {
   w.Key("cmd"), w.String("load");
   w.Key("model"), w.String(req.model.c_str());
   w.Key("threads"), w.Int(req.threads);
+  w.Key("pin_threads"), w.Bool(req.pin_threads);
   w.Key("precision"), w.String(req.precision.c_str());
   w.Key("batch"), w.Int64(req.batch);
   w.Key("inputs"), w.StartObject();

@@ -21,15 +21,21 @@ struct InputDesc {
   std::string source;  // "random uniform, seed 0" or "file x.npy"
 };
 
-// One configuration measured for every framework: model x input shapes x batch x threads x
-// precision.
+// One configuration measured for every framework: model x input shapes x batch x shape mode x
+// threads x affinity x precision.
 struct Cell {
-  std::string id;           // unique, file-name safe: "m0_s0_b1_t1_fp32"
-  std::string model;        // absolute path
+  std::string id;     // unique, file-name safe: "m0_s0_b1_t1_fp32", "m0_s0_b1_fixed_t1_pinned_fp32"
+  std::string model;  // absolute path of the model as given
   std::string shape_label;  // "default" or "x=1x3x512x512"
   int64_t batch = 1;
+  // "dynamic": frameworks load `model` as given; "fixed": they load `model_file`, a copy whose
+  // graph inputs have this cell's concrete shapes (or `model` itself when they already had).
+  std::string shape_mode = "dynamic";
+  std::string model_file;  // the file frameworks load (absolute); "" = `model`
   int threads = 1;
-  std::string precision;  // "fp32" | "fast"
+  bool pinned = false;     // worker threads pinned to CPUs (LoadRequest::pin_threads)
+  std::string precision;   // "fp32" | "fast"
+  std::string setup_note;  // how the cell was prepared (e.g. what the fixed-shape copy changed)
   std::vector<InputDesc> inputs;
   std::string inputs_dir;  // <inputs_dir>/<input name>.npy, identical for every framework
 };
@@ -40,6 +46,8 @@ struct FrameworkInfo {
   std::string version;
   std::string reason;  // why not available
   bool in_process = false;
+  bool pins_threads = false;     // honours LoadRequest::pin_threads (from hello)
+  std::string pin_threads_note;  // how it pins, or why it cannot
 };
 
 // Agreement of one output with the reference framework's output of the same name.
@@ -84,7 +92,9 @@ struct BenchSettings {
   std::vector<int> threads;
   std::vector<int64_t> batches;
   std::vector<std::string> precisions;
-  std::vector<std::string> shape_sets;  // labels
+  std::vector<std::string> shape_sets;   // labels
+  std::vector<std::string> affinity;     // "off" / "on", in sweep order
+  std::vector<std::string> shape_modes;  // "dynamic" / "fixed", in sweep order
   int warmup = 10;
   MeasurePlan plan;
   uint64_t seed = 0;

@@ -17,11 +17,15 @@ struct HelloReply {
   std::string version;
   bool available = false;
   std::string reason;
+  // Whether load honours pin_threads; the note says how it pins, or why it cannot.
+  bool pins_threads = false;
+  std::string pin_threads_note;
 };
 
 struct LoadRequest {
   std::string model;  // absolute path
   int threads = 1;
+  bool pin_threads = false;  // pin worker threads to CPUs (only sent to runners that pin)
   std::string precision = "fp32";
   int64_t batch = 1;
   std::vector<InputDesc> inputs;

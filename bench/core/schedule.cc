@@ -4,16 +4,15 @@
 
 namespace osprey::bench {
 
-std::vector<CellCoord> make_cell_grid(size_t models, size_t shape_sets,
-                                      const std::vector<int64_t>& batches,
-                                      const std::vector<int>& threads,
-                                      const std::vector<std::string>& precisions) {
+std::vector<CellCoord> make_cell_grid(const CellAxes& axes) {
   std::vector<CellCoord> cells;
-  for (size_t m = 0; m < models; ++m)
-    for (size_t s = 0; s < shape_sets; ++s)
-      for (int64_t b : batches)
-        for (int t : threads)
-          for (const auto& p : precisions) cells.push_back({m, s, b, t, p});
+  for (size_t m = 0; m < axes.models; ++m)
+    for (size_t s = 0; s < axes.shape_sets; ++s)
+      for (int64_t b : axes.batches)
+        for (const auto& mode : axes.shape_modes)
+          for (int t : axes.threads)
+            for (bool pin : axes.pinned)
+              for (const auto& p : axes.precisions) cells.push_back({m, s, b, mode, t, pin, p});
   return cells;
 }
 
@@ -22,7 +21,13 @@ std::string cell_id(const CellCoord& c) {
   for (char ch : c.precision) p += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
   std::string id = "m";
   id.append(std::to_string(c.model)).append("_s").append(std::to_string(c.shape_set));
-  id.append("_b").append(std::to_string(c.batch)).append("_t").append(std::to_string(c.threads));
+  id.append("_b").append(std::to_string(c.batch));
+  if (c.shape_mode != "dynamic") {
+    id.append("_");
+    for (char ch : c.shape_mode) id += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  }
+  id.append("_t").append(std::to_string(c.threads));
+  if (c.pinned) id.append("_pin");
   return id.append("_").append(p);
 }
 

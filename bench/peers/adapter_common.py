@@ -50,6 +50,7 @@ class LoadRequest:
     inputs: list  # of InputSpec, in the order given
     work_dir: Path
     options: dict
+    pin_threads: bool = False  # pin worker threads to CPUs (only sent when hello said it can)
 
 
 # ---- validation ---------------------------------------------------------------
@@ -123,7 +124,10 @@ def parse_load(req):
     options = req.get("options", {})
     if not isinstance(options, dict):
         raise AdapterError(f"load: 'options' must be an object, got {json.dumps(options)}")
-    return LoadRequest(model, threads, precision, batch, inputs, work_dir, options)
+    pin_threads = req.get("pin_threads", False)
+    if not isinstance(pin_threads, bool):
+        raise AdapterError(f"load: field 'pin_threads' must be true or false, got {json.dumps(pin_threads)}")
+    return LoadRequest(model, threads, precision, batch, inputs, work_dir, options, pin_threads)
 
 
 def load_inputs(inputs_dir, specs):
@@ -243,6 +247,18 @@ def cpu_flags():
     return set()
 
 
+def affinity_cpus():
+    """The CPUs this process may run on, ascending (its affinity mask)."""
+    return sorted(os.sched_getaffinity(0))
+
+
+def worker_cpus(threads):
+    """Osprey's pinning rule, for adapters that pin: worker i (1 <= i < threads; the calling
+    thread 0 is not pinned) goes to the (i mod k)-th of the k CPUs in the affinity mask."""
+    cpus = affinity_cpus()
+    return [cpus[i % len(cpus)] for i in range(1, threads)]
+
+
 def isolate_script_dir():
     """Adapters are named after their framework (onnxruntime.py, torch.py, ...). Run as a
     script, their folder is sys.path[0] and `import onnxruntime` would find the adapter
@@ -264,6 +280,10 @@ class Adapter:
     framework = "?"
     # Per-framework load options: name -> (allowed values, default). Others are refused.
     options = {}
+    # Thread pinning (load's pin_threads): whether load_model honours it, and how it pins or
+    # why it cannot. An adapter that cannot pin refuses a pinned load; it never runs unpinned.
+    pins_threads = False
+    pin_threads_note = "this adapter has no thread-pinning setting"
 
     def __init__(self):
         self.request = None  # the LoadRequest of the model loaded, if any
@@ -293,7 +313,8 @@ class Adapter:
 
     def cmd_hello(self, _req):
         version, reason = self.availability()
-        answer = {"ok": True, "framework": self.framework}
+        answer = {"ok": True, "framework": self.framework, "pin_threads": self.pins_threads,
+                  "pin_threads_note": self.pin_threads_note}
         if reason is None:
             answer.update(version=version, available=True)
         else:
@@ -308,6 +329,8 @@ class Adapter:
             raise AdapterError(f"{self.framework} not available: {reason}")
         request = parse_load(req)
         request.options = self._resolve_options(request.options)
+        if request.pin_threads and not self.pins_threads:
+            raise AdapterError(f"thread pinning is not supported by {self.framework}: {self.pin_threads_note}")
         self.request = None
         t0 = time.perf_counter_ns()
         info = self.load_model(request)

@@ -31,6 +31,8 @@ def _unsupported_ops(log):
 
 class MnnAdapter(common.Adapter):
     framework = "mnn"
+    pin_threads_note = ("the MNN Python API this adapter uses (Interpreter + Session, "
+                        "numThread) has no per-thread CPU pinning setting")
 
     def probe(self):
         try:

@@ -64,6 +64,8 @@ def _fit_shape(array, dims, batch, name):
 
 class NcnnAdapter(common.Adapter):
     framework = "ncnn"
+    pin_threads_note = ("ncnn's Python API only binds all threads to a group of cores "
+                        "(set_cpu_powersave: all / little / big), not each thread to a CPU")
 
     def probe(self):
         try:

@@ -5,7 +5,10 @@
 Settings: CPU execution provider, graph optimization ORT_ENABLE_ALL, intra-op threads =
 the requested thread count, one inter-op thread, sequential execution. The timed call is
 InferenceSession.run (inputs are numpy arrays already in memory, outputs come back as
-numpy arrays). onnxruntime's CPU provider has no reduced-precision mode for fp32 models on
+numpy arrays). Pinning (pin_threads): the session config entry
+session.intra_op_thread_affinities gets one CPU per intra-op worker thread (threads 1..n-1;
+onnxruntime never pins the calling thread), chosen by Osprey's rule (adapter_common.worker_cpus)
+and written 1-based as onnxruntime requires; unpinned, the entry is not set. onnxruntime's CPU provider has no reduced-precision mode for fp32 models on
 x86, so precision "fast" is refused with that reason.
 """
 
@@ -16,6 +19,9 @@ common.isolate_script_dir()
 
 class OnnxRuntimeAdapter(common.Adapter):
     framework = "onnxruntime"
+    pins_threads = True
+    pin_threads_note = ("session config entry session.intra_op_thread_affinities: one CPU per "
+                        "intra-op worker thread (the calling thread is not pinned)")
 
     def probe(self):
         try:
@@ -36,6 +42,9 @@ class OnnxRuntimeAdapter(common.Adapter):
         so.intra_op_num_threads = request.threads
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        affinities = intra_op_affinities(request.threads) if request.pin_threads else None
+        if affinities:
+            so.add_session_config_entry("session.intra_op_thread_affinities", affinities)
         session = ort.InferenceSession(str(request.model), so, providers=["CPUExecutionProvider"])
         declared = {i.name for i in session.get_inputs()}
         given = {s.name for s in request.inputs}
@@ -52,6 +61,8 @@ class OnnxRuntimeAdapter(common.Adapter):
                 "inter_op_num_threads": 1,
                 "execution_mode": "ORT_SEQUENTIAL",
                 "intra_op_allow_spinning": "default (on)",
+                "pin_threads": request.pin_threads,
+                "intra_op_thread_affinities": affinities if affinities else "not set",
                 "timed_call": "InferenceSession.run(None, feeds)",
             },
             "precision_used": "fp32",
@@ -64,6 +75,14 @@ class OnnxRuntimeAdapter(common.Adapter):
 
     def outputs(self, feeds):
         return dict(zip(self.output_names, self.session.run(None, feeds)))
+
+
+def intra_op_affinities(threads):
+    """session.intra_op_thread_affinities for `threads` intra-op threads: one 1-based logical
+    processor id per worker thread, ';' between threads ("2;1" puts worker 1 on CPU 1 and
+    worker 2 on CPU 0). None for one thread: there is no worker to pin."""
+    cpus = common.worker_cpus(threads)
+    return ";".join(str(c + 1) for c in cpus) if cpus else None
 
 
 if __name__ == "__main__":

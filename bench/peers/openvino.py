@@ -3,8 +3,8 @@
 The ONNX file goes through openvino.convert_model, is reshaped to the requested input
 shapes, saved as IR in work_dir (model.xml/.bin, for inspection) and compiled for CPU with:
 PERFORMANCE_HINT = LATENCY (option performance_hint: THROUGHPUT), INFERENCE_NUM_THREADS =
-threads, NUM_STREAMS = 1 under LATENCY, ENABLE_CPU_PINNING = true (OpenVINO's latency
-advice for Linux), INFERENCE_PRECISION_HINT = f32 for "fp32" and bf16 for "fast". The
+threads, NUM_STREAMS = 1 under LATENCY, ENABLE_CPU_PINNING = the load's pin_threads (the
+plugin pins its stream threads to cores when true), INFERENCE_PRECISION_HINT = f32 for "fp32" and bf16 for "fast". The
 answer reports the values the compiled model actually holds (the plugin may differ from
 the hint, e.g. f32 on a CPU without bf16). The timed call is InferRequest.infer with the
 input arrays shared (no copy in) and the outputs copied out to numpy, as onnxruntime does.
@@ -21,6 +21,8 @@ REPORTED = ("PERFORMANCE_HINT", "INFERENCE_NUM_THREADS", "NUM_STREAMS", "ENABLE_
 
 class OpenVinoAdapter(common.Adapter):
     framework = "openvino"
+    pins_threads = True
+    pin_threads_note = "ENABLE_CPU_PINNING (hint enable_cpu_pinning) = pin_threads"
     options = {"performance_hint": (("LATENCY", "THROUGHPUT"), "LATENCY")}
 
     def probe(self):
@@ -49,7 +51,7 @@ class OpenVinoAdapter(common.Adapter):
         config = {
             hints.performance_mode: getattr(hints.PerformanceMode, mode),
             props.inference_num_threads: request.threads,
-            hints.enable_cpu_pinning: True,
+            hints.enable_cpu_pinning: request.pin_threads,
             hints.inference_precision: ov.Type.bf16 if request.precision == "fast" else ov.Type.f32,
         }
         if mode == "LATENCY":
@@ -63,6 +65,10 @@ class OpenVinoAdapter(common.Adapter):
         settings["timed_call"] = "InferRequest.infer(feeds, share_inputs=True, share_outputs=False)"
         used = {"f32": "fp32", "f16": "fp16"}.get(settings["INFERENCE_PRECISION_HINT"],
                                                  settings["INFERENCE_PRECISION_HINT"])
+        if settings["ENABLE_CPU_PINNING"] != request.pin_threads:
+            raise common.AdapterError(
+                f"asked for ENABLE_CPU_PINNING={request.pin_threads}, the CPU plugin holds "
+                f"{settings['ENABLE_CPU_PINNING']}: the cell would not run as labelled")
         notes = f"converted with openvino.convert_model; IR saved as {ir}"
         if request.precision == "fast" and used != "bf16":
             notes += f"; asked for bf16, the CPU plugin chose {used}"

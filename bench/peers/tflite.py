@@ -31,6 +31,7 @@ def _match(onnx_names, details, what):
 
 class TfliteAdapter(common.Adapter):
     framework = "tflite"
+    pin_threads_note = "the LiteRT Interpreter takes a thread count only, no CPU affinity"
 
     def probe(self):
         try:

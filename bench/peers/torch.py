@@ -84,6 +84,8 @@ def _check_manifest(model_path, name):
 
 class TorchAdapter(common.Adapter):
     framework = "torch"
+    pin_threads_note = ("PyTorch has no API to pin its intra-op threads (only the OMP_PROC_BIND / "
+                        "GOMP_CPU_AFFINITY environment, read once at start, not per model)")
     options = {"jit": (("optimize_for_inference", "freeze", "none"), "optimize_for_inference")}
     interop_set = False
 

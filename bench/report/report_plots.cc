@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <tuple>
 
 #include "report/svg_chart.h"
 
@@ -132,21 +133,26 @@ enum class Along { kThreads, kBatch };
 std::vector<std::string> throughput_charts(const BenchReport& r, size_t mi,
                                            const std::vector<size_t>& cells,
                                            const FrameworkColors& colors, Along along) {
-  // Charts are keyed by (shape set, precision); series by (framework, the other dimension).
-  std::vector<std::pair<std::string, std::string>> chart_keys;
+  // Charts are keyed by (shape set, precision, shape mode, affinity); series by (framework, the
+  // other dimension).
+  using ChartKey = std::tuple<std::string, std::string, std::string, bool>;
+  const auto key_of = [](const Cell& c) {
+    return ChartKey{c.shape_label, c.precision, c.shape_mode, c.pinned};
+  };
+  std::vector<ChartKey> chart_keys;
   for (size_t ci : cells) {
-    const std::pair<std::string, std::string> k{r.cells[ci].shape_label, r.cells[ci].precision};
+    const ChartKey k = key_of(r.cells[ci]);
     if (std::find(chart_keys.begin(), chart_keys.end(), k) == chart_keys.end())
       chart_keys.push_back(k);
   }
   const bool by_threads = along == Along::kThreads;
   std::vector<std::string> out;
   for (size_t ki = 0; ki < chart_keys.size(); ++ki) {
-    const auto& [shape, precision] = chart_keys[ki];
+    const auto& [shape, precision, shape_mode, pinned] = chart_keys[ki];
     std::vector<int64_t> others;  // batches (for a threads chart) or thread counts
     for (size_t ci : cells) {
       const Cell& c = r.cells[ci];
-      if (c.shape_label != shape || c.precision != precision) continue;
+      if (key_of(c) != chart_keys[ki]) continue;
       const int64_t o = by_threads ? c.batch : c.threads;
       if (std::find(others.begin(), others.end(), o) == others.end()) others.push_back(o);
     }
@@ -157,6 +163,8 @@ std::vector<std::string> throughput_charts(const BenchReport& r, size_t mi,
     ch.title = std::string("Throughput vs ") + (by_threads ? "threads" : "batch");
     if (swept(r.settings.shape_sets)) ch.title += ", " + shape;
     if (swept(r.settings.precisions)) ch.title += ", " + precision;
+    if (swept(r.settings.shape_modes)) ch.title += ", " + shape_mode + " shapes";
+    if (swept(r.settings.affinity)) ch.title += pinned ? ", pinned" : ", unpinned";
     ch.x_label = by_threads ? "threads" : "batch size (items per call)";
     ch.y_label = "throughput (items/s)";
     ch.y_from_zero = true;
@@ -172,8 +180,7 @@ std::vector<std::string> throughput_charts(const BenchReport& r, size_t mi,
         s.markers = true;
         for (size_t ci : cells) {
           const Cell& c = r.cells[ci];
-          if (c.shape_label != shape || c.precision != precision ||
-              (by_threads ? c.batch : c.threads) != others[oi])
+          if (key_of(c) != chart_keys[ki] || (by_threads ? c.batch : c.threads) != others[oi])
             continue;
           const Measurement* m = find(r, ci, fw);
           if (ok(m))
@@ -221,6 +228,9 @@ const std::string& FrameworkColors::color(const std::string& framework) const {
 std::string cell_label(const BenchReport& r, const Cell& c, const std::string& sep) {
   std::string s = "batch " + std::to_string(c.batch) + ", threads " + std::to_string(c.threads);
   if (swept(r.settings.precisions)) s += ", " + c.precision;
+  if (swept(r.settings.shape_modes) || c.shape_mode != "dynamic")
+    s += ", " + c.shape_mode + " shapes";
+  if (swept(r.settings.affinity) || c.pinned) s += c.pinned ? ", pinned" : ", unpinned";
   if (swept(r.settings.shape_sets)) s += sep + c.shape_label;
   return s;
 }

@@ -29,8 +29,9 @@ class FrameworkColors {
   std::map<std::string, std::string> colors_;
 };
 
-// "batch 2, threads 4" plus the shape set and precision when the run swept those; lines joined
-// by `separator`.
+// "batch 2, threads 4" plus the precision and shape set when the run swept those, and the shape
+// mode ("fixed shapes") and affinity ("pinned" / "unpinned") when swept or not the default;
+// the shape set goes on a line of its own, joined by `separator`.
 std::string cell_label(const BenchReport& report, const Cell& cell, const std::string& separator);
 
 struct PlotGroup {

@@ -49,12 +49,20 @@ int64_t ThreadPool::chunk_size(int64_t n, int64_t cost_per_item) const {
 
 void ThreadPool::pin_team() const {
   if (pin_cpus_.empty() || threads_ <= 1 || omp_in_parallel()) return;
+  // The calling thread's team as last pinned here: libgomp keeps a master thread's workers, so a
+  // team already pinned to the same CPUs needs no parallel region (which costs a wake-up of
+  // every worker on each run).
+  thread_local std::vector<int> t_team_cpus;
+  thread_local int t_team_size = 0;
+  if (t_team_size >= threads_ && t_team_cpus == pin_cpus_) return;
   const std::vector<int>& pin = pin_cpus_;
 #pragma omp parallel num_threads(threads_) default(none) shared(pin)
   {
     const int me = omp_get_thread_num();
     if (me > 0) pin_calling_thread(pin[static_cast<size_t>(me) % pin.size()]);
   }
+  t_team_cpus = pin_cpus_;
+  t_team_size = threads_;
 }
 
 void ThreadPool::run_job(int64_t n, int64_t chunk, void* fn, RangeFn call) const {

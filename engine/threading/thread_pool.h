@@ -79,9 +79,10 @@ class ThreadPool {
 
   // With pin_workers: opens one team of num_threads() on the calling thread and pins its
   // workers as parallel_for would, so that work run on that thread's OpenMP workers outside
-  // parallel_for (oneDNN primitives) runs pinned too. Workers already pinned are left as they
-  // are; without pin_workers, or with one thread, or inside an active parallel region, this
-  // does nothing.
+  // parallel_for (oneDNN primitives) runs pinned too. Once a calling thread's team of at least
+  // num_threads() is pinned to these CPUs, later calls from it return at once (no parallel
+  // region); without pin_workers, or with one thread, or inside an active parallel region,
+  // this does nothing.
   void pin_team() const;
 
   // The items per chunk parallel_for(n, cost_per_item, ...) uses; >= n means it runs inline.

@@ -33,6 +33,60 @@ def load_reports(out):
     return rows, report, md
 
 
+def affinity_and_shape_mode(osprey, model, tmp):
+    import onnx
+    out = tmp / "sweep"
+    rc, so, se = bench(osprey, str(model), "--frameworks", "osprey,onnxruntime,torch", "--threads", "2",
+                       "--batch", "2", "--affinity", "off,on", "--shape-mode", "dynamic,fixed", "--warmup", "1",
+                       "--iterations", "4", "--window", "2", "--out", str(out))
+    check(rc == 0, f"affinity/shape-mode run exits 0 (rc {rc}, stderr {se[-800:]})")
+    if rc != 0:
+        return
+    rows, report, md = load_reports(out)
+    check(len(rows) == 4 * 3, f"CSV rows = 4 cells x 3 frameworks, got {len(rows)}")
+    check(report["settings"]["affinity"] == ["off", "on"] and
+          report["settings"]["shape_modes"] == ["dynamic", "fixed"], "settings record both sweeps")
+    cells = {c["id"]: c for c in report["cells"]}
+    check(set(cells) == {"m0_s0_b2_t2_fp32", "m0_s0_b2_t2_pin_fp32", "m0_s0_b2_fixed_t2_fp32",
+                         "m0_s0_b2_fixed_t2_pin_fp32"}, f"one cell per combination: {sorted(cells)}")
+    fixed_file = out / "models" / "m0_s0_b2_fixed.onnx"
+    for c in cells.values():
+        if c["shape_mode"] == "fixed":
+            check(c["model_file"] == str(fixed_file) and "fixed shapes" in c["setup_note"], f"fixed cell: {c}")
+        else:
+            check(c["model_file"] == c["model"], f"dynamic cell runs the model as given: {c}")
+    if fixed_file.is_file():
+        dims = [[d.dim_value if d.HasField("dim_value") else d.dim_param for d in i.type.tensor_type.shape.dim]
+                for i in onnx.load(str(fixed_file)).graph.input]
+        check(dims == [[2, 8]], f"the fixed copy's input is [2, 8]: {dims}")
+    else:
+        check(False, f"fixed-shape copy written: {fixed_file}")
+    combos = {(r["framework"], r["shape_mode"], r["affinity"]): r for r in rows}
+    for fw in ("osprey", "onnxruntime"):
+        for mode in ("dynamic", "fixed"):
+            for aff in ("off", "on"):
+                r = combos.get((fw, mode, aff))
+                check(r is not None and r["status"] == "ok", f"{fw} {mode} affinity {aff} measured: {r}")
+    for aff, status in (("on", "unavailable"), ("off", "load_failed")):
+        r = combos.get(("torch", "fixed", aff), {})
+        check(r.get("status") == status, f"torch affinity {aff}: {status}: {r}")
+    check("thread pinning is not supported by torch" in combos.get(("torch", "dynamic", "on"), {}).get("reason", ""),
+          "torch's pinned cell gives the reason")
+    for m in report["measurements"]:
+        if m["status"] != "ok":
+            continue
+        pinned = cells[m["cell"]]["affinity"] == "on"
+        if m["framework"] == "osprey":
+            check(m["settings"].get("pin_threads") is pinned, f"osprey settings say pin_threads={pinned}")
+        if m["framework"] == "onnxruntime":
+            aff = m["settings"].get("intra_op_thread_affinities")
+            check((aff != "not set") == pinned, f"onnxruntime affinities match the cell: {aff}")
+            outs = m["agreement"]["outputs"]
+            check(len(outs) == 1 and outs[0]["compared"] and outs[0]["max_abs"] < 1e-4,
+                  f"onnxruntime agrees with osprey: {m['agreement']}")
+    check("| 2 | fixed | 2 | on | fp32 | osprey |" in md, "Markdown shows shape mode and affinity")
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -83,7 +137,8 @@ def main():
             if m["status"] == "ok":
                 check(len(m["latencies_ms"]) == 6 and len(m["window_p50_ms"]) == 2,
                       "JSON keeps every latency and per-window p50s")
-        check(md.count("| 1 | 1 | fp32 |") + md.count("| 2 | 1 | fp32 |") == 6, "Markdown table has 6 rows")
+        check(md.count("| 1 | dynamic | 1 | off | fp32 |") + md.count("| 2 | dynamic | 1 | off | fp32 |") == 6,
+              "Markdown table has 6 rows")
         for name in ("x.npy",):
             check((out / "inputs" / "m0_s0_b2" / name).is_file(), "inputs written once per batch")
 
@@ -145,13 +200,20 @@ def main():
     rc, so, se = bench(osprey, str(inv), "--frameworks", "osprey,onnxruntime", "--out", str(tmp / "inv2"))
     check(rc != 0 and "--inputs" in se, f"without input files the error says how to proceed: {se}")
 
-    # 4. Usage errors are one clear line.
+    # 4. The affinity and shape-mode sweeps (torch cannot pin: its pinned cells say so).
+    affinity_and_shape_mode(osprey, model, tmp)
+
+    # 5. Usage errors are one clear line.
     rc, so, se = bench(osprey, str(model), "--frameworks", "osprey")
     check(rc != 0 and "--out" in se, f"--frameworks without --out is refused: {se}")
     rc, so, se = bench(osprey, str(model), "--frameworks", "Bad Name", "--out", str(tmp / "x"))
     check(rc != 0 and "not a framework name" in se, f"bad framework name refused: {se}")
     rc, so, se = bench(osprey, str(model), "--out", str(tmp / "z"), "--peer-option", "onnxruntime:k=v")
     check(rc != 0 and "not in --frameworks" in se, f"--peer-option for an unlisted framework refused: {se}")
+    rc, so, se = bench(osprey, str(model), "--out", str(tmp / "a"), "--affinity", "off,off")
+    check(rc != 0 and "'off' is listed twice" in se, f"a repeated --affinity value is refused: {se}")
+    rc, so, se = bench(osprey, str(model), "--out", str(tmp / "b"), "--shape-mode", "static")
+    check(rc != 0 and "--shape-mode" in se, f"an unknown --shape-mode is refused: {se}")
     rc, so, se = bench(osprey, str(model), "--out", str(tmp / "y"), "--json")
     check(rc != 0 and "--json" in se, f"--json in comparison mode refused: {se}")
 

@@ -20,6 +20,9 @@ class FakeRunner : public FrameworkRunner {
   std::vector<double> window_latency_us = {1000};  // latency of window i (last repeats)
   std::vector<float> output = {1, 2, 3};
   std::string last_options_json;
+  bool pins_threads = false;      // what hello says
+  std::string last_model;         // the model file of the last load
+  bool last_pin_threads = false;  // its pin_threads
 
   const std::string& name() const override { return name_; }
   Result<HelloReply> hello() override {
@@ -29,12 +32,16 @@ class FakeRunner : public FrameworkRunner {
     h.version = "9.9";
     h.available = available;
     if (!available) h.reason = "pip package " + name_ + " not installed";
+    h.pins_threads = pins_threads;
+    h.pin_threads_note = pins_threads ? "pins by test" : "no pinning API in the fake";
     return h;
   }
   Result<LoadReply> load(const LoadRequest& req) override {
     log_->push_back(name_ + ":load t" + std::to_string(req.threads) + " " + req.precision);
     calls_ = 0;
     last_options_json = req.options_json;
+    last_model = req.model;
+    last_pin_threads = req.pin_threads;
     if (fail_load) return unimplemented("unsupported op Foo");
     LoadReply r;
     r.load_ms = 12.5;

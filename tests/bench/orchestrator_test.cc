@@ -152,6 +152,36 @@ TEST(BenchOrchestrator, LoadOptionsGoToTheirFrameworkOnly) {
   EXPECT_EQ(b.last_options_json, "{\"performance_hint\":\"THROUGHPUT\"}");
 }
 
+// A pinned cell goes to a framework that pins with pin_threads set; one that cannot pin is
+// reported unavailable with its reason and is never loaded for it. A fixed cell loads its copy.
+TEST(BenchOrchestrator, PinnedAndFixedCellsReachTheRunners) {
+  std::vector<std::string> log;
+  FakeRunner pins("pins", &log), cannot("cannot", &log);
+  pins.pins_threads = true;
+  BenchReport r = report_with_cells(2);
+  r.cells[1].pinned = true;
+  r.cells[1].shape_mode = "fixed";
+  r.cells[1].model_file = "/work/models/m0_s0_b1_fixed.onnx";
+  r.cells[1].setup_note = "fixed shapes: test copy";
+  OrchestratorOptions o = iterations_plan(2, 2, temp_dir("pin"));
+  o.reference = "pins";
+  ASSERT_TRUE(run_benchmark({&pins, &cannot}, o, &r, nullptr).ok());
+  ASSERT_EQ(r.measurements.size(), 4u);
+  EXPECT_EQ(r.measurements[0].status, CellStatus::kOk);
+  EXPECT_EQ(r.measurements[1].status, CellStatus::kOk);  // unpinned: runs
+  EXPECT_EQ(r.measurements[2].status, CellStatus::kOk);
+  EXPECT_NE(r.measurements[2].notes.find("fixed shapes: test copy"), std::string::npos);
+  EXPECT_EQ(r.measurements[3].status, CellStatus::kUnavailable);
+  EXPECT_EQ(r.measurements[3].reason,
+            "thread pinning is not supported by cannot: no pinning API in the fake");
+  EXPECT_EQ(pins.last_model, "/work/models/m0_s0_b1_fixed.onnx");
+  EXPECT_TRUE(pins.last_pin_threads);
+  EXPECT_EQ(cannot.last_model, "/m.onnx");  // its last load was the unpinned dynamic cell
+  EXPECT_FALSE(cannot.last_pin_threads);
+  EXPECT_EQ(r.frameworks[0].pins_threads, true);
+  EXPECT_EQ(r.frameworks[1].pin_threads_note, "no pinning API in the fake");
+}
+
 TEST(BenchOrchestrator, BadOptionsAreErrors) {
   std::vector<std::string> log;
   FakeRunner a("a", &log);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -67,7 +68,7 @@ TEST(BenchReports, CsvHasHeaderAndOneRowPerMeasurement) {
   std::string header;
   for (const auto& c : csv_columns()) header += (header.empty() ? "" : ",") + c;
   EXPECT_EQ(rows[0], header);
-  EXPECT_EQ(rows[1].rfind("/m.onnx,default,1,1,fp32,osprey,9.9,ok,", 0), 0u) << rows[1];
+  EXPECT_EQ(rows[1].rfind("/m.onnx,default,1,dynamic,1,off,fp32,osprey,9.9,ok,", 0), 0u) << rows[1];
   EXPECT_NE(rows[2].find("\"peer, \"\"quoted\"\"\""), std::string::npos) << rows[2];  // CSV quoting
   EXPECT_NE(rows[3].find("unavailable,pip package gone not installed"), std::string::npos)
       << rows[3];
@@ -116,6 +117,49 @@ TEST(BenchReports, MarkdownHasATableRowPerMeasurementAndTheEnvironment) {
   EXPECT_NE(md.find("**warning**: CPU clock low"), std::string::npos);
   EXPECT_NE(md.find("max abs 0.5"), std::string::npos);
   EXPECT_NE(md.find("`{\"threads\":1}`"), std::string::npos);  // settings as reported
+}
+
+// The shape-mode and affinity of each cell reach every format.
+TEST(BenchReports, ShapeModeAndAffinityColumns) {
+  BenchReport r = tiny_report(::testing::TempDir() + "/osprey_bench_rep_axes");
+  r.settings.affinity = {"off", "on"};
+  r.settings.shape_modes = {"dynamic", "fixed"};
+  r.cells[1].pinned = true;
+  r.cells[1].shape_mode = "fixed";
+  r.cells[1].model_file = "/out/models/m0_s0_b1_fixed.onnx";
+  r.cells[1].setup_note = "fixed shapes: x: N -> 1";
+  const auto cols = csv_columns();
+  const auto at = [&](const std::string& name) {
+    return std::find(cols.begin(), cols.end(), name) - cols.begin();
+  };
+  EXPECT_EQ(at("shape_mode"), at("batch") + 1);
+  EXPECT_EQ(at("affinity"), at("threads") + 1);
+  const auto rows = lines(csv_report(r));
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[1].rfind("/m.onnx,default,1,dynamic,1,off,fp32,", 0), 0u) << rows[1];
+  EXPECT_EQ(rows[4].rfind("/m.onnx,default,1,fixed,2,on,fp32,", 0), 0u) << rows[4];
+
+  rapidjson::Document d;
+  const std::string text = json_report(r);
+  d.Parse(text.c_str());
+  ASSERT_FALSE(d.HasParseError());
+  EXPECT_EQ(d["settings"]["affinity"].Size(), 2u);
+  EXPECT_STREQ(d["settings"]["shape_modes"][1].GetString(), "fixed");
+  const auto& c0 = d["cells"][0];
+  const auto& c1 = d["cells"][1];
+  EXPECT_STREQ(c0["shape_mode"].GetString(), "dynamic");
+  EXPECT_STREQ(c0["affinity"].GetString(), "off");
+  EXPECT_STREQ(c0["model_file"].GetString(), "/m.onnx");
+  EXPECT_STREQ(c1["shape_mode"].GetString(), "fixed");
+  EXPECT_STREQ(c1["affinity"].GetString(), "on");
+  EXPECT_STREQ(c1["model_file"].GetString(), "/out/models/m0_s0_b1_fixed.onnx");
+  EXPECT_STREQ(c1["setup_note"].GetString(), "fixed shapes: x: N -> 1");
+  EXPECT_TRUE(d["frameworks"][0].HasMember("pins_threads"));
+
+  const std::string md = markdown_report(r);
+  EXPECT_NE(md.find("| shapes | batch | shape mode | threads | affinity | precision |"),
+            std::string::npos);
+  EXPECT_NE(md.find("| default | 1 | fixed | 2 | on | fp32 | osprey |"), std::string::npos);
 }
 
 TEST(BenchReports, WriteReportsCreatesTheThreeFiles) {

@@ -46,7 +46,8 @@ def test_hello_without_package_says_not_installed(peer_factory, framework, tiny)
     peer = peer_factory(framework, hide_module=FRAMEWORKS[framework])
     hello = peer.send(cmd="hello")
     assert hello == {"ok": True, "framework": framework, "available": False,
-                     "reason": hello["reason"]}
+                     "reason": hello["reason"], "pin_threads": hello["pin_threads"],
+                     "pin_threads_note": hello["pin_threads_note"]}
     assert "not installed" in hello["reason"], hello
     load = peer.send(**load_request(tiny["model"], tiny["feeds"], tiny["root"] / framework))
     assert load["ok"] is False and f"{framework} not available" in load["error"], load

@@ -37,7 +37,8 @@ std::string conv_model() {
 
 Tensor input(int64_t batch) {
   Tensor t(DType::kFloat32, {batch, 4, 16, 16});
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = 0.01f * static_cast<float>(i % 101) - 0.4f;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data<float>()[i] = 0.01f * static_cast<float>(i % 101) - 0.4f;
   return t;
 }
 

@@ -70,9 +70,9 @@ BenchReport sweep_report() {
   r.settings.reference = "osprey";
   r.environment.cpu_model = "Test CPU";
   r.environment.warnings = {"governor is <powersave>"};
-  r.frameworks = {{"osprey", true, "0.1.0", "", true},
-                  {"ort", true, "1.2", "", false},
-                  {"bad<x>", false, "", "", false}};
+  r.frameworks = {{"osprey", true, "0.1.0", "", true, true, "pins"},
+                  {"ort", true, "1.2", "", false, false, "no API"},
+                  {"bad<x>", false, "", "", false, false, ""}};
   for (int64_t b : {1, 2})
     for (int t : {1, 2}) {
       Cell c;
@@ -108,6 +108,28 @@ TEST(HtmlReport, HasEveryPlot) {
   EXPECT_NE(h.find("osprey, batch 2"), std::string::npos);
   EXPECT_NE(h.find("ort, threads 1"), std::string::npos);
   EXPECT_EQ(count(h, "<tr class=\"failed\">"), 4u + 1);  // 4 failed rows + framework row
+}
+
+// Affinity and shape mode: named in cell labels, and pinned / unpinned cells never share a
+// throughput line.
+TEST(HtmlReport, ShapeModeAndAffinityAreNamedAndChartedApart) {
+  BenchReport r = sweep_report();
+  r.settings.affinity = {"off", "on"};
+  r.settings.shape_modes = {"fixed"};
+  for (size_t ci = 0; ci < r.cells.size(); ++ci) {
+    r.cells[ci].shape_mode = "fixed";
+    r.cells[ci].pinned = ci % 2 == 1;  // threads 2 cells pinned
+  }
+  EXPECT_EQ(html::cell_label(r, r.cells[0], ", "), "batch 1, threads 1, fixed shapes, unpinned");
+  EXPECT_EQ(html::cell_label(r, r.cells[1], ", "), "batch 1, threads 2, fixed shapes, pinned");
+  const std::string h = html_report(r);
+  EXPECT_NE(h.find("id=\"throughput-threads-m0-1\""), std::string::npos);
+  EXPECT_NE(h.find("Throughput vs threads, pinned"), std::string::npos);
+  EXPECT_NE(h.find("Throughput vs threads, unpinned"), std::string::npos);
+  // Defaults are not spelled out.
+  const BenchReport plain = sweep_report();
+  EXPECT_EQ(html::cell_label(plain, plain.cells[0], ", "), "batch 1, threads 1");
+  expect_finite(h);
 }
 
 TEST(HtmlReport, SelfContainedAndEscaped) {
