@@ -22,6 +22,7 @@ PassManager PassManager::with_default_passes(PassManagerOptions options) {
   pm.add(make_constant_folding());  // what the folded shapes made constant
   pm.add(make_common_subexpression_elimination());
   pm.add(make_conv_bn_fold());
+  pm.add(make_pad_conv_fold());
   // Level 2: fusions into com.osprey ops. GELU first, so that it can become the activation of
   // a fused product; residual Adds before activations (act(conv + z)).
   pm.add(make_gelu_fusion());
