@@ -32,6 +32,8 @@ struct Candidate {
   int threads = 1;
   std::string precision = "fp32";
   std::string precision_used;  // what the framework actually ran, when it says
+  std::string shape_mode = "dynamic";  // "fixed": the model's inputs were fixed to the cell's shapes
+  std::string affinity = "off";        // "on": worker threads pinned
 
   // Through a server only: the protocol ("http", "grpc"), the offered load ("concurrency=4",
   // "request_rate=200/s constant") and how many requests failed in the measured windows.

@@ -55,8 +55,8 @@ double missing_last(double v) {
 auto order_key(const RankedCandidate& r, LatencyStat stat) {
   const Candidate& c = r.candidate;
   return std::make_tuple(-total_key(r.total), missing_last(c.latency(stat)), c.framework, c.model,
-                         c.shapes, c.batch, c.threads, c.precision, c.precision_used, c.protocol,
-                         c.load, c.source, c.version, r.raw);
+                         c.shapes, c.batch, c.threads, c.precision, c.precision_used, c.shape_mode,
+                         c.affinity, c.protocol, c.load, c.source, c.version, r.raw);
 }
 
 std::string fixed3(double v) {
@@ -250,10 +250,10 @@ Result<Selection> select_candidates(const std::vector<Candidate>& candidates,
             [](const IneligibleCandidate& a, const IneligibleCandidate& b) {
               const Candidate &x = a.candidate, &y = b.candidate;
               return std::tie(x.framework, x.shapes, x.batch, x.threads, x.precision,
-                              x.precision_used, x.protocol, x.load, x.source, x.version,
+                              x.precision_used, x.shape_mode, x.affinity, x.protocol, x.load, x.source, x.version,
                               a.reasons) <
                      std::tie(y.framework, y.shapes, y.batch, y.threads, y.precision,
-                              y.precision_used, y.protocol, y.load, y.source, y.version,
+                              y.precision_used, y.shape_mode, y.affinity, y.protocol, y.load, y.source, y.version,
                               b.reasons);
             });
   return sel;

@@ -57,7 +57,7 @@ void read_agreement(const Value& agreement, Candidate* c) {
 }
 
 struct CellInfo {
-  std::string model, shapes, precision;
+  std::string model, shapes, precision, shape_mode, affinity;
   int64_t batch = 1;
   int threads = 1;
 };
@@ -76,6 +76,8 @@ Result<std::vector<Candidate>> parse_bench(const Value& doc, const std::string& 
     OSPREY_ASSIGN_OR_RETURN(ci.model, string(cv, "model", where, true));
     OSPREY_ASSIGN_OR_RETURN(ci.shapes, string(cv, "shapes", where, false));
     OSPREY_ASSIGN_OR_RETURN(ci.precision, string(cv, "precision", where, false));
+    OSPREY_ASSIGN_OR_RETURN(ci.shape_mode, string(cv, "shape_mode", where, false));
+    OSPREY_ASSIGN_OR_RETURN(ci.affinity, string(cv, "affinity", where, false));
     OSPREY_ASSIGN_OR_RETURN(ci.batch, integer(cv, "batch", where, 1));
     OSPREY_ASSIGN_OR_RETURN(int64_t t, integer(cv, "threads", where, 1));
     ci.threads = static_cast<int>(t);
@@ -104,6 +106,8 @@ Result<std::vector<Candidate>> parse_bench(const Value& doc, const std::string& 
     c.batch = cell->second.batch;
     c.threads = cell->second.threads;
     c.precision = cell->second.precision;
+    if (!cell->second.shape_mode.empty()) c.shape_mode = cell->second.shape_mode;
+    if (!cell->second.affinity.empty()) c.affinity = cell->second.affinity;
     OSPREY_ASSIGN_OR_RETURN(c.precision_used, string(m, "precision_used", where, false));
     OSPREY_ASSIGN_OR_RETURN(std::string status, string(m, "status", where, true));
     OSPREY_ASSIGN_OR_RETURN(std::string reason, string(m, "reason", where, false));
@@ -195,6 +199,8 @@ std::string config_label(const Candidate& c) {
   std::string s = str_cat("threads=", c.threads, " batch=", c.batch, " precision=", c.precision,
                           " shapes=", c.shapes);
   if (!c.precision_used.empty() && c.precision_used != c.precision) s += " ran=" + c.precision_used;
+  if (c.shape_mode != "dynamic") s += " shape_mode=" + c.shape_mode;
+  if (c.affinity != "off") s += " affinity=" + c.affinity;
   return s;
 }
 

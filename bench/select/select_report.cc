@@ -78,6 +78,8 @@ void candidate_fields(Writer& w, const Candidate& c) {
   w.Key("precision"), str(w, c.precision);
   w.Key("precision_used"), str(w, c.precision_used);
   w.Key("shapes"), str(w, c.shapes);
+  w.Key("shape_mode"), str(w, c.shape_mode);
+  w.Key("affinity"), str(w, c.affinity);
   w.EndObject();
 }
 
@@ -105,7 +107,9 @@ std::string recommendation_sentence(const Selection& s) {
           : str_cat("threads=", c.threads, ", batch=", c.batch, ", precision=", c.precision,
                     c.precision_used.empty() || c.precision_used == c.precision
                         ? ""
-                        : " (ran " + c.precision_used + ")");
+                        : " (ran " + c.precision_used + ")",
+                    c.shape_mode == "dynamic" ? "" : ", shape_mode=" + c.shape_mode,
+                    c.affinity == "off" ? "" : ", affinity=" + c.affinity);
   // Only what was recorded: a dropped criterion has no value to show.
   std::string values = str_cat(latency_stat_name(s.latency_stat), " ", format_ms(r.raw[0]));
   if (r.raw[1] >= 0) values += ", " + format_rate(r.raw[1]);

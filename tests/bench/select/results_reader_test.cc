@@ -58,6 +58,25 @@ TEST(SelectReader, FixtureRanksAsExpected) {
   EXPECT_EQ(s->ranking[0].candidate.threads, 1);
 }
 
+TEST(SelectReader, AffinityAndShapeModeTellCellsApart) {
+  const std::string text = R"({"cells": [
+      {"id": "a", "model": "m", "threads": 2},
+      {"id": "b", "model": "m", "threads": 2, "affinity": "on", "shape_mode": "fixed"}],
+    "measurements": [
+      {"cell": "a", "framework": "osprey", "status": "ok", "summary": {"p50_ms": 1, "p99_ms": 2}},
+      {"cell": "b", "framework": "osprey", "status": "ok", "summary": {"p50_ms": 1, "p99_ms": 2}}]})";
+  auto r = parse_results(text, "f.json");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].affinity, "off");
+  EXPECT_EQ((*r)[0].shape_mode, "dynamic");
+  EXPECT_EQ((*r)[1].affinity, "on");
+  EXPECT_EQ((*r)[1].shape_mode, "fixed");
+  EXPECT_EQ(config_label((*r)[0]).find("affinity"), std::string::npos);
+  EXPECT_NE(config_label((*r)[1]).find("shape_mode=fixed affinity=on"), std::string::npos)
+      << config_label((*r)[1]);
+}
+
 TEST(SelectReader, ReadsACandidateList) {
   const std::string text = R"({"format": "osprey-candidates-1", "candidates": [
     {"framework": "osprey", "model": "m.onnx", "threads": 4, "batch": 8, "precision": "fp32",
