@@ -7,9 +7,7 @@ namespace osprey::passes::testing {
 namespace {
 
 std::vector<float> values(size_t n, float start, float step) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = start + step * static_cast<float>(i % 7);
-  return v;
+  return cyclic_values(n, start, step, 7);
 }
 
 onnx::NodeProto& conv(ModelBuilder& m, const std::string& x, const std::string& w, const std::string& y,

@@ -6,9 +6,7 @@ namespace osprey::passes::testing {
 namespace {
 
 std::vector<float> values(size_t n, float start, float step) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = start + step * static_cast<float>(i % 5);
-  return v;
+  return cyclic_values(n, start, step, 5);
 }
 
 void ints(onnx::NodeProto& n, const char* name, std::vector<int64_t> v) {

@@ -125,6 +125,13 @@ inline int count_op(const ir::Graph& g, const std::string& op) {
   return it == c.end() ? 0 : it->second;
 }
 
+// n floats start, start + step, ... repeating every `period` values (weights for test models).
+inline std::vector<float> cyclic_values(size_t n, float start, float step, size_t period) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = start + step * static_cast<float>(i % period);
+  return v;
+}
+
 inline Tensor ramp(Shape shape, float start = -1.0f, float step = 0.37f) {
   Tensor t(DType::kFloat32, std::move(shape));
   for (int64_t i = 0; i < t.numel(); ++i)

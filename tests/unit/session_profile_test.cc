@@ -5,27 +5,16 @@
 
 #include "flop_count.h"
 #include "model_builder.h"
+#include "test_models.h"
 #include "osprey/session.h"
 
 namespace osprey {
 namespace {
 
 using testing::ModelBuilder;
+using testing::mlp_model;
 constexpr int kF = onnx::TensorProto::FLOAT;
 
-// y = Relu(x @ W + b), x: float[N,4], W [4,3].
-std::string mlp_model() {
-  ModelBuilder m;
-  m.input("x", kF, {-1, 4}).output("y");
-  std::vector<float> w(12);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * static_cast<float>(i) - 0.5f;
-  m.initializer("W", {4, 3}, w);
-  m.initializer("b", {3}, {0.1f, -0.2f, 0.3f});
-  m.node("MatMul", {"x", "W"}, {"xw"});
-  m.node("Add", {"xw", "b"}, {"z"});
-  m.node("Relu", {"z"}, {"y"});
-  return m.bytes();
-}
 
 // y = Relu(Conv(x, W)), x: float[1,2,5,5], W [3,2,3,3], no padding: Y [1,3,3,3].
 std::string conv_model() {

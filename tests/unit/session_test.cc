@@ -7,26 +7,15 @@
 #include <thread>
 
 #include "model_builder.h"
+#include "test_models.h"
 
 namespace osprey {
 namespace {
 
 using testing::ModelBuilder;
+using testing::mlp_model;
 constexpr int kF = onnx::TensorProto::FLOAT;
 
-// y = Relu(x @ W + b), x: float[N,4]
-std::string mlp_model() {
-  ModelBuilder m;
-  m.input("x", kF, {-1, 4}).output("y");
-  std::vector<float> w(12);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * static_cast<float>(i) - 0.5f;
-  m.initializer("W", {4, 3}, w);
-  m.initializer("b", {3}, {0.1f, -0.2f, 0.3f});
-  m.node("MatMul", {"x", "W"}, {"xw"});
-  m.node("Add", {"xw", "b"}, {"z"});
-  m.node("Relu", {"z"}, {"y"});
-  return m.bytes();
-}
 
 Tensor filled(Shape shape, float start) {
   Tensor t(DType::kFloat32, std::move(shape));

@@ -21,24 +21,6 @@ struct TransposeState final : KernelState {
   ShapeCache<TransposeEntry> cache;
 };
 
-Result<std::vector<int64_t>> read_perm(const KernelContext& ctx, int64_t rank) {
-  std::vector<int64_t> perm;
-  if (!ctx.has_attr("perm")) {
-    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
-    return perm;
-  }
-  perm = ctx.attr_ints("perm");
-  if (static_cast<int64_t>(perm.size()) != rank)
-    return invalid_argument("attribute 'perm' has ", perm.size(), " entries for rank ", rank);
-  std::vector<bool> seen(static_cast<size_t>(rank), false);
-  for (int64_t p : perm) {
-    if (p < 0 || p >= rank || seen[static_cast<size_t>(p)])
-      return invalid_argument("attribute 'perm' is not a permutation of 0..", rank - 1);
-    seen[static_cast<size_t>(p)] = true;
-  }
-  return perm;
-}
-
 }  // namespace
 
 Status transpose(KernelContext& ctx) {
@@ -46,7 +28,8 @@ Status transpose(KernelContext& ctx) {
   OSPREY_RETURN_IF_ERROR(require_f32(ctx, 0, "X"));
   const Tensor& x = ctx.input(0);
   const int64_t r = x.rank();
-  OSPREY_ASSIGN_OR_RETURN(std::vector<int64_t> perm, read_perm(ctx, r));
+  std::vector<int64_t> perm;
+  OSPREY_RETURN_IF_ERROR(ref::transpose_perm(ctx, r, &perm));
   Shape out(static_cast<size_t>(r));
   for (size_t i = 0; i < out.size(); ++i) out[i] = x.shape()[static_cast<size_t>(perm[i])];
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, DType::kFloat32, out));

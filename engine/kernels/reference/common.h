@@ -121,6 +121,10 @@ class StridedIter {
   std::vector<int64_t> offsets_;
 };
 
+// Transpose's `perm` for a tensor of `rank` (reversed dims when absent), checked to be a
+// permutation (layout_ops.cc; shared with the oneDNN Transpose).
+Status transpose_perm(const KernelContext& ctx, int64_t rank, std::vector<int64_t>* perm);
+
 // Checks that input i is present and is a tensor of rank in [lo, hi].
 Status require_rank(const KernelContext& ctx, int i, int64_t lo, int64_t hi);
 // Checks that inputs a and b have the same dtype.

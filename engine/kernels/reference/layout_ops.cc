@@ -30,10 +30,7 @@ Status permute_into(const Tensor& src, const Shape& view, const std::vector<int6
 }
 }  // namespace
 
-Status transpose(KernelContext& ctx) {
-  OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 0, kAnyRank));
-  const Tensor& x = ctx.input(0);
-  const int64_t r = x.rank();
+Status transpose_perm(const KernelContext& ctx, int64_t r, std::vector<int64_t>* out) {
   std::vector<int64_t> perm;
   if (ctx.has_attr("perm")) {
     perm = ctx.attr_ints("perm");
@@ -48,6 +45,16 @@ Status transpose(KernelContext& ctx) {
   } else {
     for (int64_t i = r - 1; i >= 0; --i) perm.push_back(i);
   }
+  *out = std::move(perm);
+  return Status::Ok();
+}
+
+Status transpose(KernelContext& ctx) {
+  OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 0, kAnyRank));
+  const Tensor& x = ctx.input(0);
+  const int64_t r = x.rank();
+  std::vector<int64_t> perm;
+  OSPREY_RETURN_IF_ERROR(transpose_perm(ctx, r, &perm));
   Shape out(static_cast<size_t>(r));
   for (size_t i = 0; i < out.size(); ++i) out[i] = x.shape()[static_cast<size_t>(perm[i])];
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), out));
