@@ -39,6 +39,9 @@ struct BenchArgs {
   int max_windows = 30;
   double tolerance_pct = 10;
   std::vector<std::string> peer_options;  // FRAMEWORK:KEY=VALUE
+  // Measure osprey inside the orchestrator instead of `osprey bench-adapter` (debugging, or
+  // where a child process cannot be started).
+  bool osprey_in_process = false;
 };
 
 // The comparison: every model x shape set x batch x shape mode x threads x affinity x precision,

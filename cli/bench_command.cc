@@ -54,7 +54,7 @@ struct BenchResult {
 bool wants_comparison(const BenchArgs& args, const CLI::App* cmd) {
   for (const char* opt : {"--frameworks", "--out", "--precision", "--affinity", "--shape-mode",
                           "--inputs", "--python",
-                          "--peers-dir", "--reference", "--peer-timeout", "--peer-option",
+                          "--peers-dir", "--reference", "--peer-timeout", "--peer-option", "--osprey-in-process",
                           "--window", "--max-windows", "--stability-tolerance"})
     if (cmd->count(opt) > 0) return true;
   return args.models.size() > 1 || args.threads.size() > 1 || args.batches.size() > 1;
@@ -237,8 +237,8 @@ Action add_bench_command(CLI::App& app) {
                 "node; latencies include the timing overhead)");
   cmd->add_option(
          "--frameworks", args->frameworks,
-         "Compare these frameworks (osprey in process; others through bench/peers/<name>.py), "
-         "e.g. osprey,onnxruntime,openvino")
+         "Compare these frameworks, each in a process of its own (osprey through `osprey "
+         "bench-adapter`, others through bench/peers/<name>.py), e.g. osprey,onnxruntime,openvino")
       ->delimiter(',')
       ->allow_extra_args(false);
   cmd->add_option("--out", args->out,
@@ -294,6 +294,10 @@ Action add_bench_command(CLI::App& app) {
                   "(repeatable; see bench/peers/README.md)")
       ->type_name("FRAMEWORK:KEY=VALUE")
       ->allow_extra_args(false);
+  cmd->add_flag("--osprey-in-process", args->osprey_in_process,
+                "Measure osprey inside this process instead of its own adapter process (for "
+                "debugging with one process, or where a child process cannot be started; its RSS "
+                "then includes this process's)");
   return [args, cmd]() -> Status {
     if (args->models.empty()) {
       if (!args->peak) return invalid_argument("bench: MODEL is required (except with --peak alone)");

@@ -184,8 +184,7 @@ Result<std::map<std::string, std::string>> peer_options_json(
     if (!listed)
       return invalid_argument("--peer-option '", v, "': ", fw, " is not in --frameworks");
     if (fw == "osprey")
-      return invalid_argument("--peer-option '", v,
-                              "': osprey runs in process and takes no adapter options");
+      return invalid_argument("--peer-option '", v, "': osprey takes no adapter options");
     by_fw[fw].push_back(kv);
   }
   std::map<std::string, std::string> out;
@@ -228,6 +227,16 @@ Result<std::vector<bench::InputDesc>> copy_file_inputs(const BenchArgs& args,
     descs.push_back({name, t.dtype(), t.shape(), "file " + path});
   }
   return descs;
+}
+
+// This binary, which runs Osprey's adapter (`osprey bench-adapter`) in a child process.
+Result<std::string> own_executable() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec)
+    return unavailable("cannot find the osprey binary to start its adapter process (/proc/self/exe: ",
+                       ec.message(), "); --osprey-in-process measures osprey in this process");
+  return self.string();
 }
 
 }  // namespace
@@ -374,13 +383,19 @@ Status bench_compare(const BenchArgs& args, const CLI::App* cmd) {
   std::vector<std::unique_ptr<bench::FrameworkRunner>> owned;
   std::vector<bench::FrameworkRunner*> runners;
   for (const auto& name : frameworks) {
-    if (name == "osprey") {
-      owned.push_back(std::make_unique<bench::OspreyRunner>(OSPREY_VERSION));
+    if (name == "osprey" && args.osprey_in_process) {
+      owned.push_back(std::make_unique<bench::OspreyRunner>(
+          OSPREY_VERSION, bench::OspreyPlacement::kBenchmarkProcess));
     } else {
       bench::PeerOptions po;
-      po.python = st.python;
-      po.script = st.peers_dir + "/" + name + ".py";
       po.timeout_s = args.peer_timeout_s;
+      if (name == "osprey") {
+        OSPREY_ASSIGN_OR_RETURN(std::string self, own_executable());
+        po.command = {self, "bench-adapter"};
+      } else {
+        po.python = st.python;
+        po.script = st.peers_dir + "/" + name + ".py";
+      }
       owned.push_back(std::make_unique<bench::PeerProcess>(name, po));
     }
     runners.push_back(owned.back().get());

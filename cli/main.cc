@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   add("serve", osprey::cli::add_serve_command(app));
   add("select", osprey::cli::add_select_command(app));
   add("perf", osprey::cli::add_perf_command(app));
+  add("bench-adapter", osprey::cli::add_bench_adapter_command(app));
 
   try {
     app.parse(argc, argv);

@@ -38,7 +38,8 @@ int64_t peak_rss_bytes() {
   return kb < 0 ? -1 : kb * 1024;
 }
 
-OspreyRunner::OspreyRunner(std::string version) : version_(std::move(version)) {}
+OspreyRunner::OspreyRunner(std::string version, OspreyPlacement placement)
+    : version_(std::move(version)), placement_(placement) {}
 
 Result<HelloReply> OspreyRunner::hello() {
   HelloReply h;
@@ -80,8 +81,9 @@ Result<LoadReply> OspreyRunner::load(const LoadRequest& req) {
   r.settings_json = str_cat("{\"threads\":", session_->options().threads,
                             ",\"pin_threads\":", session_->options().pin_threads ? "true" : "false",
                             ",\"optimization_level\":", session_->options().optimization_level,
-                            ",\"in_process\":true}");
-  r.notes = "measured in the benchmark process around Session::run";
+                            ",\"in_process\":", in_process() ? "true" : "false", "}");
+  r.notes = in_process() ? "measured in the benchmark process around Session::run"
+                         : "measured in its own process (osprey bench-adapter) around Session::run";
   return r;
 }
 

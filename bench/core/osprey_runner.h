@@ -7,7 +7,11 @@
 // Affinity: pin_threads sets SessionOptions::pin_threads, and a pinned session is loaded and
 // run from a CallThread of its own, so the pinned OpenMP workers it leaves behind are never the
 // ones an unpinned session runs on.
-// RSS: this process's VmRSS / VmHWM, which include the orchestrator itself (small next to a model).
+// Where it runs: `osprey bench` wraps it in `osprey bench-adapter`, a process of its own spoken
+// to through PeerProcess like every peer (AdapterServer, adapter_server.h), unless
+// --osprey-in-process puts it in the orchestrator. RSS is this process's VmRSS / VmHWM, so only
+// in the adapter process is it Osprey's alone; in the orchestrator it includes every model and
+// report loaded so far.
 #pragma once
 
 #include <memory>
@@ -20,11 +24,17 @@
 
 namespace osprey::bench {
 
+// The process an OspreyRunner lives in, which its settings and notes report.
+enum class OspreyPlacement {
+  kBenchmarkProcess,  // inside the `osprey bench` orchestrator (--osprey-in-process)
+  kAdapterProcess,    // inside `osprey bench-adapter`, a child process of its own
+};
+
 class OspreyRunner final : public FrameworkRunner {
  public:
-  explicit OspreyRunner(std::string version);
+  OspreyRunner(std::string version, OspreyPlacement placement);
   const std::string& name() const override { return name_; }
-  bool in_process() const override { return true; }
+  bool in_process() const override { return placement_ == OspreyPlacement::kBenchmarkProcess; }
   Result<HelloReply> hello() override;
   Result<LoadReply> load(const LoadRequest& req) override;
   Result<RunReply> run(const std::string& inputs_dir, int iterations, int warmup) override;
@@ -42,6 +52,7 @@ class OspreyRunner final : public FrameworkRunner {
 
   std::string name_ = "osprey";
   std::string version_;
+  OspreyPlacement placement_;
   std::unique_ptr<Session> session_;
   bool pinned_ = false;
   std::unique_ptr<CallThread> pinned_thread_;  // made by the first pinned load

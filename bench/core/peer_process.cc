@@ -85,12 +85,21 @@ std::string PeerProcess::failure_context() const {
 
 Status PeerProcess::start() {
   namespace fs = std::filesystem;
-  if (access(options_.python.c_str(), X_OK) != 0)
-    return not_found("python interpreter '", options_.python,
-                     "' is not an executable file (set --python)");
+  std::vector<std::string> args = options_.command;
   std::error_code ec;
-  if (!fs::is_regular_file(options_.script, ec))
-    return not_found("no adapter for ", name_, ": ", options_.script, " does not exist");
+  if (args.empty()) {
+    if (access(options_.python.c_str(), X_OK) != 0)
+      return not_found("python interpreter '", options_.python,
+                       "' is not an executable file (set --python)");
+    if (!fs::is_regular_file(options_.script, ec))
+      return not_found("no adapter for ", name_, ": ", options_.script, " does not exist");
+    args = {options_.python, "-u", options_.script};
+  } else if (access(args[0].c_str(), X_OK) != 0 || !fs::is_regular_file(args[0], ec)) {
+    return not_found("adapter of ", name_, ": '", args[0], "' is not an executable file");
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   int in[2], out[2], err[2];
   if (pipe2(in, O_CLOEXEC) != 0) return internal_error("pipe: ", std::strerror(errno));
   if (pipe2(out, O_CLOEXEC) != 0) {
@@ -110,10 +119,8 @@ Status PeerProcess::start() {
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
-    const char* argv[] = {options_.python.c_str(), "-u", options_.script.c_str(), nullptr};
-    execv(argv[0], const_cast<char* const*>(argv));
-    const std::string msg =
-        "cannot execute " + options_.python + ": " + std::strerror(errno) + "\n";
+    execv(argv[0], argv.data());
+    const std::string msg = "cannot execute " + args[0] + ": " + std::strerror(errno) + "\n";
     (void)!write(2, msg.data(), msg.size());
     _exit(127);
   }

@@ -1,5 +1,5 @@
-// A peer framework in its own process: `<python> <peers_dir>/<framework>.py`, spoken to over
-// pipes with one JSON object per line each way (docs/BENCHMARKING.md has the protocol).
+// A peer framework in its own process: `<python> -u <peers_dir>/<framework>.py`, or any adapter
+// command line (Osprey's own is `<osprey binary> bench-adapter`), spoken to over pipes with one JSON object per line each way (docs/BENCHMARKING.md has the protocol).
 //
 // Every request has a deadline: a peer that does not answer in time is killed, one that exits
 // or answers something that is not a protocol reply is reported with the tail of its stderr,
@@ -17,8 +17,11 @@
 namespace osprey::bench {
 
 struct PeerOptions {
-  std::string python;      // interpreter
-  std::string script;      // adapter file
+  std::string python;  // interpreter
+  std::string script;  // adapter file
+  // When not empty, the adapter is started as this argv instead (command[0] an executable
+  // file, run without a shell); python and script are then unused.
+  std::vector<std::string> command;
   double timeout_s = 600;  // per request
   size_t stderr_tail_bytes = 2000;
   size_t max_reply_bytes = size_t{256} << 20;

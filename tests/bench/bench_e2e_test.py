@@ -141,6 +141,26 @@ def main():
               "Markdown table has 6 rows")
         for name in ("x.npy",):
             check((out / "inputs" / "m0_s0_b2" / name).is_file(), "inputs written once per batch")
+        # Osprey is measured like every peer: in a process of its own (`osprey bench-adapter`).
+        fws = {f["name"]: f for f in report["frameworks"]}
+        check(fws["osprey"]["in_process"] is False, f"osprey ran out of process: {fws['osprey']}")
+        for m in report["measurements"]:
+            if m["framework"] == "osprey":
+                check(m["status"] == "ok" and m["settings"].get("in_process") is False and
+                      "own process" in m["notes"], f"osprey's settings say out of process: {m}")
+                check(m["peak_rss_bytes"] > 0 and m["rss_bytes"] > 0, f"osprey's adapter reports its RSS: {m}")
+
+    # 1b. --osprey-in-process keeps the old in-process runner, and the report says so.
+    out = tmp / "inproc"
+    rc, so, se = bench(osprey, str(model), "--frameworks", "osprey", "--osprey-in-process", "--threads", "1",
+                       "--warmup", "1", "--iterations", "2", "--out", str(out))
+    check(rc == 0, f"in-process run exits 0 (rc {rc}, stderr {se[-800:]})")
+    if rc == 0:
+        rows, report, md = load_reports(out)
+        check(report["frameworks"][0]["in_process"] is True, f"osprey ran in process: {report['frameworks']}")
+        m = report["measurements"][0]
+        check(m["status"] == "ok" and m["settings"].get("in_process") is True, f"in-process settings: {m}")
+        check("in the benchmark process" in md, "Markdown says osprey ran in the benchmark process")
 
     # 2. Fake peers: crash, garbage, refusal; and Osprey's 'fast' precision, which this build lacks.
     out = tmp / "fake"
