@@ -31,7 +31,8 @@ Action add_bench_adapter_command(CLI::App& app) {
     std::fflush(stdout);
     std::cout.flush();
     const int answers = fcntl(1, F_DUPFD_CLOEXEC, 3);
-    if (answers < 0) return internal_error("bench-adapter: cannot duplicate stdout: ", std::strerror(errno));
+    if (answers < 0)
+      return internal_error("bench-adapter: cannot duplicate stdout: ", std::strerror(errno));
     if (dup2(2, 1) < 0) {
       close(answers);
       return internal_error("bench-adapter: cannot point stdout at stderr: ", std::strerror(errno));

@@ -52,10 +52,10 @@ struct BenchResult {
 
 // Options that only the comparison mode understands; any of them selects it.
 bool wants_comparison(const BenchArgs& args, const CLI::App* cmd) {
-  for (const char* opt : {"--frameworks", "--out", "--precision", "--affinity", "--shape-mode",
-                          "--inputs", "--python",
-                          "--peers-dir", "--reference", "--peer-timeout", "--peer-option", "--osprey-in-process",
-                          "--window", "--max-windows", "--stability-tolerance"})
+  for (const char* opt :
+       {"--frameworks", "--out", "--precision", "--affinity", "--shape-mode", "--inputs",
+        "--python", "--peers-dir", "--reference", "--peer-timeout", "--peer-option",
+        "--osprey-in-process", "--window", "--max-windows", "--stability-tolerance"})
     if (cmd->count(opt) > 0) return true;
   return args.models.size() > 1 || args.threads.size() > 1 || args.batches.size() > 1;
 }
@@ -300,7 +300,8 @@ Action add_bench_command(CLI::App& app) {
                 "then includes this process's)");
   return [args, cmd]() -> Status {
     if (args->models.empty()) {
-      if (!args->peak) return invalid_argument("bench: MODEL is required (except with --peak alone)");
+      if (!args->peak)
+        return invalid_argument("bench: MODEL is required (except with --peak alone)");
       if (args->profile) return invalid_argument("bench: --profile needs a MODEL");
       if (args->threads.size() > 1)
         return invalid_argument("bench --peak: give one --threads value, not a list");

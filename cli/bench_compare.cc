@@ -234,8 +234,9 @@ Result<std::string> own_executable() {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec)
-    return unavailable("cannot find the osprey binary to start its adapter process (/proc/self/exe: ",
-                       ec.message(), "); --osprey-in-process measures osprey in this process");
+    return unavailable(
+        "cannot find the osprey binary to start its adapter process (/proc/self/exe: ",
+        ec.message(), "); --osprey-in-process measures osprey in this process");
   return self.string();
 }
 

@@ -80,14 +80,13 @@ Result<int64_t> int_in(const Value& obj, const char* key, int64_t lo, int64_t hi
 Result<std::string> abs_path(const Value& obj, const char* key, const char* what) {
   OSPREY_ASSIGN_OR_RETURN(std::string text, require_string(obj, key, what));
   if (!fs::path(text).is_absolute())
-    return invalid_argument(what, ": field '", key, "' must be an absolute path, got '", text,
-                            "'");
+    return invalid_argument(what, ": field '", key, "' must be an absolute path, got '", text, "'");
   return text;
 }
 
 Status check_file_name(const std::string& name, const std::string& what) {
-  if (name.empty() || name.find('/') != std::string::npos ||
-      name.find('\0') != std::string::npos || name == "." || name == "..")
+  if (name.empty() || name.find('/') != std::string::npos || name.find('\0') != std::string::npos ||
+      name == "." || name == "..")
     return invalid_argument(what, " '", name, "' cannot be used as a file name");
   return Status::Ok();
 }
@@ -186,8 +185,7 @@ Status check_inputs(const std::string& inputs_dir, const LoadRequest& loaded) {
     f.read(head.data(), static_cast<std::streamsize>(head.size()));
     head.resize(static_cast<size_t>(f.gcount()));
     auto h = parse_npy_header(head);
-    if (!h.ok())
-      return invalid_argument("cannot read ", path, " as .npy: ", h.status().message());
+    if (!h.ok()) return invalid_argument("cannot read ", path, " as .npy: ", h.status().message());
     if (h->dtype != in.dtype || h->shape != in.shape)
       return invalid_argument("input '", in.name, "' in ", path, " is ", dtype_name(h->dtype),
                               shape_text(h->shape), ", load declared ", dtype_name(in.dtype),
@@ -251,15 +249,14 @@ Result<std::string> cmd_load(AdapterServer::State& st, const Value& req) {
   rapidjson::Document settings;
   settings.Parse(reply.settings_json.c_str());
   if (settings.HasParseError() || !settings.IsObject())
-    return internal_error(fw, " load gave settings that are not a JSON object: ",
-                          reply.settings_json);
+    return internal_error(fw,
+                          " load gave settings that are not a JSON object: ", reply.settings_json);
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
   w.StartObject();
   w.Key("ok"), w.Bool(true);
-  w.Key("load_ms"), w.Double(std::isfinite(reply.load_ms)
-                                 ? std::round(reply.load_ms * 1000.0) / 1000.0
-                                 : 0.0);
+  w.Key("load_ms"),
+      w.Double(std::isfinite(reply.load_ms) ? std::round(reply.load_ms * 1000.0) / 1000.0 : 0.0);
   w.Key("settings"), settings.Accept(w);
   w.Key("precision_used"), w.String(reply.precision_used.c_str());
   w.Key("notes"), w.String(reply.notes.c_str());
@@ -268,7 +265,8 @@ Result<std::string> cmd_load(AdapterServer::State& st, const Value& req) {
 }
 
 Result<const LoadRequest*> loaded(const AdapterServer::State& st, const char* cmd) {
-  if (!st.loaded) return failed_precondition(cmd, ": no model loaded (send a successful load first)");
+  if (!st.loaded)
+    return failed_precondition(cmd, ": no model loaded (send a successful load first)");
   return &*st.loaded;
 }
 
@@ -281,7 +279,7 @@ Result<std::string> cmd_run(AdapterServer::State& st, const Value& req) {
                           int_in(req, "warmup", 0, kAdapterMaxIterations, "run", 0));
   OSPREY_RETURN_IF_ERROR(check_inputs(inputs_dir, *model));
   OSPREY_ASSIGN_OR_RETURN(RunReply r, st.runner->run(inputs_dir, static_cast<int>(iterations),
-                                                      static_cast<int>(warmup)));
+                                                     static_cast<int>(warmup)));
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
   w.StartObject();
@@ -334,8 +332,7 @@ AdapterAnswer AdapterServer::handle_line(const std::string& line) {
     if (cmd == "run") return cmd_run(state_, req);
     if (cmd == "outputs") return cmd_outputs(state_, req);
     const std::string given = cmd_it == req.MemberEnd() ? "null" : to_json(cmd_it->value);
-    return invalid_argument("unknown cmd ", given,
-                            ": expected hello, load, run, outputs or quit");
+    return invalid_argument("unknown cmd ", given, ": expected hello, load, run, outputs or quit");
   }();
   if (!answer.ok()) return {error_answer(answer.status().message())};
   return {std::move(answer).value()};

@@ -37,8 +37,8 @@ class AdapterServer {
   // What the commands share (adapter_server.cc).
   struct State {
     FrameworkRunner* runner = nullptr;
-    std::optional<HelloReply> hello;     // the runner's hello, asked once
-    std::optional<LoadRequest> loaded;   // the request of the model loaded, if any
+    std::optional<HelloReply> hello;    // the runner's hello, asked once
+    std::optional<LoadRequest> loaded;  // the request of the model loaded, if any
   };
 
  private:

@@ -1,5 +1,6 @@
 // A peer framework in its own process: `<python> -u <peers_dir>/<framework>.py`, or any adapter
-// command line (Osprey's own is `<osprey binary> bench-adapter`), spoken to over pipes with one JSON object per line each way (docs/BENCHMARKING.md has the protocol).
+// command line (Osprey's own is `<osprey binary> bench-adapter`), spoken to over pipes with one
+// JSON object per line each way (docs/BENCHMARKING.md has the protocol).
 //
 // Every request has a deadline: a peer that does not answer in time is killed, one that exits
 // or answers something that is not a protocol reply is reported with the tail of its stderr,

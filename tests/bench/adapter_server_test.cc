@@ -91,8 +91,9 @@ class AdapterServerTest : public ::testing::Test {
            shape + "}},\"work_dir\":\"" + dir_ + "/work\",\"options\":{}" + extra + "}";
   }
   std::string run_line(int iterations, int warmup) {
-    return "{\"cmd\":\"run\",\"inputs_dir\":\"" + dir_ + "/inputs\",\"iterations\":" +
-           std::to_string(iterations) + ",\"warmup\":" + std::to_string(warmup) + "}";
+    return "{\"cmd\":\"run\",\"inputs_dir\":\"" + dir_ +
+           "/inputs\",\"iterations\":" + std::to_string(iterations) +
+           ",\"warmup\":" + std::to_string(warmup) + "}";
   }
 
   std::string dir_, model_;
@@ -109,8 +110,7 @@ TEST_F(AdapterServerTest, HelloSaysWhatOspreyIs) {
   EXPECT_STREQ(d["version"].GetString(), "test");
   EXPECT_TRUE(d["available"].GetBool());
   EXPECT_TRUE(d["pin_threads"].GetBool());
-  EXPECT_NE(std::string(d["pin_threads_note"].GetString()).find("pin_threads"),
-            std::string::npos);
+  EXPECT_NE(std::string(d["pin_threads_note"].GetString()).find("pin_threads"), std::string::npos);
   EXPECT_FALSE(d.HasMember("reason"));
 }
 
@@ -231,8 +231,9 @@ TEST_F(AdapterServerTest, FailedLoadLeavesNoModel) {
 TEST_F(AdapterServerTest, ServeAnswersEachLineUntilQuit) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
-  std::istringstream in("{\"cmd\":\"hello\"}\n\n   \n{\"cmd\":\"nope\"}\n{\"cmd\":\"quit\"}\n"
-                        "{\"cmd\":\"hello\"}\n");
+  std::istringstream in(
+      "{\"cmd\":\"hello\"}\n\n   \n{\"cmd\":\"nope\"}\n{\"cmd\":\"quit\"}\n"
+      "{\"cmd\":\"hello\"}\n");
   const Status s = serve_adapter(runner_, in, fds[1]);
   close(fds[1]);
   ASSERT_TRUE(s.ok()) << s.message();
