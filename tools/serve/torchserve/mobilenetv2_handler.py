@@ -7,7 +7,9 @@ A body of any other size is answered 400 naming the size that came and the size 
 Settings come from the archive's model-config.yaml, `handler:` section: torch_threads
 (torch.set_num_threads), torch_interop_threads (torch.set_num_interop_threads) and jit
 (optimize_for_inference | freeze | none, applied to the loaded TorchScript module as the torch
-peer bench/peers/torch.py does). Calls run under torch.inference_mode().
+peer bench/peers/torch.py does) and warmup_runs (calls on a zero tensor before the worker
+reports ready, so TorchScript's profiling runs fall outside the measurement). Calls run under
+torch.inference_mode().
 """
 
 import logging
@@ -44,6 +46,12 @@ class MobileNetV2Handler:
             module = torch.jit.optimize_for_inference(module)
         elif jit == "freeze":
             module = torch.jit.freeze(module)
+        warmup_runs = int(settings.get("warmup_runs", 0))
+        if warmup_runs < 0 or warmup_runs > 1000:
+            raise ValueError(f"model-config.yaml handler.warmup_runs must be 0..1000, got {warmup_runs}")
+        with torch.inference_mode():  # TorchScript's profiling executor optimizes after its first calls
+            for _ in range(warmup_runs):
+                module(torch.zeros(SHAPE))
         self.module = module
         log.info("mobilenetv2 handler: torch %s, %d intra-op threads, %d inter-op threads, jit %s, "
                  "OMP_NUM_THREADS=%s", torch.__version__, torch.get_num_threads(),
