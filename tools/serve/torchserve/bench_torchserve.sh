@@ -8,15 +8,17 @@
 # with Debian's torch through --system-site-packages) and Java 17. Installs
 # tools/serve/torchserve/requirements.txt into the venv (--no-deps) when torchserve is missing.
 # Environment knobs for the run's shape: DURATION (15 s), WARMUP (3 s), REPS (2), CONCURRENCY
-# ("1 16"). Output: out/bench_torchserve/ (logs, runs.jsonl, summary.md).
+# ("1 16"); OMP_WAIT (PASSIVE): OMP_WAIT_POLICY given to both servers, empty = leave it unset.
+# Output: out/bench_torchserve/ (logs, runs.jsonl, summary.md).
 #
 # Settings (both servers get 2 compute threads and 2 HTTP I/O threads):
 #   TorchServe 0.12.0: config.properties below (number_of_netty_threads=2, netty_client_threads=2,
 #     default_workers_per_model=1, token auth off, system metrics off) and the archive's
 #     model-config.yaml (1 worker, batchSize 1, handler torch_threads 2, interop 1,
-#     torch.jit.optimize_for_inference, 5 warmup calls); OMP_NUM_THREADS=2 and
-#     OMP_WAIT_POLICY=PASSIVE in its environment (GNU OpenMP's default spin-waiting made torch's
-#     2-thread calls take up to ~1 s on the shared 2 cores, in process too).
+#     torch.jit.optimize_for_inference, 5 warmup calls); OMP_NUM_THREADS=2 in its environment.
+#   Both: OMP_WAIT_POLICY=PASSIVE (both run GNU OpenMP: torch directly, osprey through oneDNN;
+#     its default spin-waiting made 2-thread calls of either take several times longer, torch's
+#     up to ~1 s, on the 2 cores shared with the client and other work, in process too).
 #   osprey serve: --threads 2 --http-threads 2; model mobilenetv2 with dynamic batching
 #     (tools/serve/make_demo_repository.py: max_batch_size 8, preferred 4, 8, 2 ms delay) and
 #     mobilenetv2_nobatch, the same without dynamic_batching.
@@ -24,6 +26,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 OSPREY=${1:-build/cli/osprey}
 DURATION=${DURATION:-15}; WARMUP=${WARMUP:-3}; REPS=${REPS:-2}; CONCURRENCY=${CONCURRENCY:-"1 16"}
+OMP_WAIT=${OMP_WAIT-PASSIVE}
+OMP_ENV=(); [[ -n $OMP_WAIT ]] && OMP_ENV=(OMP_WAIT_POLICY=$OMP_WAIT)
 PY=.venv/bin/python
 HERE=tools/serve/torchserve
 O=out/bench_torchserve
@@ -76,7 +80,7 @@ install_py_dep_per_model=false
 EOF
 echo "== starting TorchServe (inference port $TS_INF)"
 ABS=$PWD
-env OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE LOG_LOCATION=$ABS/$O/logs METRICS_LOCATION=$ABS/$O/logs PATH="$ABS/.venv/bin:$PATH" \
+env "${OMP_ENV[@]}" OMP_NUM_THREADS=2 LOG_LOCATION=$ABS/$O/logs METRICS_LOCATION=$ABS/$O/logs PATH="$ABS/.venv/bin:$PATH" \
   .venv/bin/torchserve --start --foreground --ncs --disable-token-auth \
   --ts-config $O/config.properties > $O/logs/torchserve.log 2>&1 &
 TS_LAUNCHER=$!
@@ -89,7 +93,7 @@ curl -s "http://127.0.0.1:$TS_MGT/models/mobilenetv2" | grep -q '"status": "READ
 
 OS_HTTP=$(free_port); OS_GRPC=$(free_port); OS_MET=$(free_port)
 echo "== starting osprey serve (HTTP port $OS_HTTP)"
-$OSPREY serve --model-repository $R --http-port $OS_HTTP --grpc-port $OS_GRPC --metrics-port $OS_MET \
+env "${OMP_ENV[@]}" $OSPREY serve --model-repository $R --http-port $OS_HTTP --grpc-port $OS_GRPC --metrics-port $OS_MET \
   --threads 2 --http-threads 2 > $O/logs/osprey_serve.log 2>&1 &
 OSPREY_PID=$!
 wait_for "http://127.0.0.1:$OS_HTTP/v2/health/ready" "osprey serve"
@@ -101,6 +105,7 @@ $PY $HERE/load_client.py compare --torchserve http://127.0.0.1:$TS_INF --kserve 
   --kserve-model mobilenetv2_nobatch | tee -a $O/agreement.txt
 
 echo "== load ($REPS reps, warmup ${WARMUP}s, ${DURATION}s measured, concurrency $CONCURRENCY)"
+echo "OpenMP wait policy of both servers: ${OMP_WAIT:-(unset)}" | tee $O/settings.txt
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee $O/loadavg.txt
 run() {  # label protocol url model concurrency
   $PY $HERE/load_client.py run --label "$1" --protocol "$2" --url "$3" --model "$4" --concurrency "$5" \
