@@ -5,6 +5,8 @@
 #include <limits>
 #include <new>
 
+#include "base/block_cache.h"
+
 namespace osprey {
 
 int64_t shape_numel(const Shape& shape) {
@@ -29,7 +31,7 @@ std::string shape_to_string(const Shape& shape) {
 namespace {
 constexpr size_t kAlign = 64;
 
-std::shared_ptr<void> allocate_storage(DType dtype, int64_t numel) {
+std::shared_ptr<void> allocate_storage(DType dtype, int64_t numel, bool zero = true) {
   if (dtype == DType::kString) {
     auto* p = new std::string[static_cast<size_t>(numel > 0 ? numel : 1)];
     return std::shared_ptr<void>(p, [](void* q) { delete[] static_cast<std::string*>(q); });
@@ -37,11 +39,27 @@ std::shared_ptr<void> allocate_storage(DType dtype, int64_t numel) {
   size_t bytes = static_cast<size_t>(numel) * dtype_size(dtype);
   if (bytes == 0) bytes = kAlign;
   bytes = (bytes + kAlign - 1) / kAlign * kAlign;
-  void* p = ::operator new(bytes, std::align_val_t(kAlign));
-  std::memset(p, 0, bytes);
-  return std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(kAlign)); });
+  static_assert(kAlign == detail::kBlockAlign);
+  void* p = detail::acquire_block(bytes);
+  if (zero) std::memset(p, 0, bytes);
+  return std::shared_ptr<void>(p, [bytes](void* q) { detail::release_block(q, bytes); });
+}
+
+Status check_shape(DType dtype, const Shape& shape, int64_t max_elements, int64_t* n) {
+  if (!dtype_is_valid(dtype)) return invalid_argument("cannot create a tensor of type ", dtype_name(dtype));
+  for (int64_t d : shape)
+    if (d < 0) return invalid_argument("negative dimension in shape ", shape_to_string(shape));
+  *n = shape_numel(shape);
+  if (*n < 0) return resource_exhausted("shape ", shape_to_string(shape), " overflows int64 elements");
+  if (max_elements > 0 && *n > max_elements)
+    return resource_exhausted("shape ", shape_to_string(shape), " has ", *n,
+                              " elements, above the limit of ", max_elements);
+  return Status::Ok();
 }
 }  // namespace
+
+size_t cached_memory_bytes() { return detail::cached_block_bytes(); }
+void trim_memory() { detail::release_cached_blocks(); }
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   numel_ = shape_numel(shape_);
@@ -51,16 +69,27 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
 }
 
 Result<Tensor> Tensor::create(DType dtype, Shape shape, int64_t max_elements) {
-  if (!dtype_is_valid(dtype)) return invalid_argument("cannot create a tensor of type ", dtype_name(dtype));
-  for (int64_t d : shape)
-    if (d < 0) return invalid_argument("negative dimension in shape ", shape_to_string(shape));
-  const int64_t n = shape_numel(shape);
-  if (n < 0) return resource_exhausted("shape ", shape_to_string(shape), " overflows int64 elements");
-  if (max_elements > 0 && n > max_elements)
-    return resource_exhausted("shape ", shape_to_string(shape), " has ", n,
-                              " elements, above the limit of ", max_elements);
+  int64_t n = 0;
+  OSPREY_RETURN_IF_ERROR(check_shape(dtype, shape, max_elements, &n));
   try {
     return Tensor(dtype, std::move(shape));
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted("out of memory allocating ", n, " elements of ", dtype_name(dtype));
+  }
+}
+
+Result<Tensor> Tensor::create_uninitialized(DType dtype, Shape shape, int64_t max_elements) {
+  int64_t n = 0;
+  OSPREY_RETURN_IF_ERROR(check_shape(dtype, shape, max_elements, &n));
+  if (dtype == DType::kString) return Tensor(dtype, std::move(shape));
+  try {
+    Tensor t;
+    t.dtype_ = dtype;
+    t.shape_ = std::move(shape);
+    t.numel_ = n;
+    t.storage_ = allocate_storage(dtype, n, /*zero=*/false);
+    t.data_ = t.storage_.get();
+    return t;
   } catch (const std::bad_alloc&) {
     return resource_exhausted("out of memory allocating ", n, " elements of ", dtype_name(dtype));
   }

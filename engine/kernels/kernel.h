@@ -81,6 +81,12 @@ class KernelContext {
     if (t.ok()) set_output(i, t.value());
     return t;
   }
+  // As new_output, without zero-filling: for kernels that write every element.
+  Result<Tensor> new_output_uninitialized(int i, DType dtype, Shape shape) {
+    auto t = Tensor::create_uninitialized(dtype, std::move(shape), max_elements_);
+    if (t.ok()) set_output(i, t.value());
+    return t;
+  }
   void set_output(int i, Tensor t) {
     if (i < num_outputs()) (*outputs_)[i] = Value(std::move(t));
   }

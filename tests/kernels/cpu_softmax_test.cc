@@ -50,8 +50,11 @@ TEST(CpuSoftmax, MaskedScoresAndBadAxis) {
   auto got = fast.run({x});
   ASSERT_TRUE(want.ok() && got.ok());
   expect_close(*got, *want, 1e-6);
-  for (int64_t i = 0; i < x.numel(); ++i)
-    if (i % 8 >= 5) EXPECT_EQ(got->data<float>()[i], 0.0f);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    if (i % 8 >= 5) {
+      EXPECT_EQ(got->data<float>()[i], 0.0f);
+    }
+  }
   NodeRunner bad("Softmax", "", 13, {{"axis", int_attr(3)}}, Device::cpu);
   auto r = bad.run({x});
   ASSERT_FALSE(r.ok());

@@ -1,6 +1,7 @@
 // A dense, row-major tensor with shared, reference-counted storage.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,6 +18,12 @@ using Shape = std::vector<int64_t>;
 int64_t shape_numel(const Shape& shape);
 std::string shape_to_string(const Shape& shape);  // "[1,3,224,224]"
 
+// Tensor buffers of 1 MiB and more are kept for reuse when released (up to 512 MiB in all),
+// so that a model run again and again does not map and fault in its large intermediates
+// every time. cached_memory_bytes() is what is held now; trim_memory() gives it all back.
+size_t cached_memory_bytes();
+void trim_memory();
+
 class Tensor {
  public:
   Tensor() = default;  // undefined tensor (defined() == false)
@@ -25,6 +32,8 @@ class Tensor {
   Tensor(DType dtype, Shape shape);
   // Checked allocation: refuses negative dims, overflow, and more than max_elements.
   static Result<Tensor> create(DType dtype, Shape shape, int64_t max_elements);
+  // As create(), without zero-filling: for writers that set every element.
+  static Result<Tensor> create_uninitialized(DType dtype, Shape shape, int64_t max_elements);
   // Wraps memory owned elsewhere; `owner` keeps it alive (may be null for borrowed memory
   // that outlives the tensor).
   static Tensor wrap(DType dtype, Shape shape, void* data, std::shared_ptr<void> owner);

@@ -214,7 +214,7 @@ Status run_conv(KernelContext& ctx, bool fused) {
     if (has_z && ctx.input(3).shape() != e->out_shape)
       return invalid_argument("residual Z has shape ", shape_to_string(ctx.input(3).shape()),
                               ", expected the output shape ", shape_to_string(e->out_shape));
-    OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, DType::kFloat32, e->out_shape));
+    OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, e->out_shape));
     if (y.numel() == 0) return Status::Ok();
     if (x.numel() == 0) {  // empty reduction: the conv contributes nothing
       return unimplemented("convolution over an empty input with a non-empty output");

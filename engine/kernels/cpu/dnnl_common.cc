@@ -1,5 +1,7 @@
 #include "kernels/cpu/dnnl_common.h"
 
+#include "base/block_cache.h"
+
 #include <omp.h>
 
 #include <cstdlib>
@@ -72,13 +74,11 @@ void append_activation(const Activation& act, dnnl::post_ops* ops) {
 Buffer::Buffer(size_t bytes) {
   if (bytes == 0) return;
   const size_t rounded = (bytes + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded);
-  if (!p) throw std::bad_alloc();
-  ptr_.reset(p);
+  ptr_ = std::unique_ptr<void, Free>(detail::acquire_block(rounded), Free{rounded});
 }
 
 void Buffer::Free::operator()(void* p) const {
-  std::free(p);
+  detail::release_block(p, bytes);
 }
 
 void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args,

@@ -59,6 +59,7 @@ class Buffer {
 
  private:
   struct Free {
+    size_t bytes;  // set whenever a pointer is owned (no initializer: see unique_ptr's default ctor)
     void operator()(void* p) const;
   };
   std::unique_ptr<void, Free> ptr_;

@@ -46,8 +46,12 @@ Status matmul(KernelContext& ctx) {
   Shape out = batch;
   if (A.rank() > 1) out.push_back(M);
   if (B.rank() > 1) out.push_back(N);
-  OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output(0, DType::kFloat32, out));
-  if (Y.numel() == 0 || K == 0) return Status::Ok();  // K = 0: a sum of nothing is 0
+  OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output_uninitialized(0, DType::kFloat32, out));
+  if (Y.numel() == 0) return Status::Ok();
+  if (K == 0) {  // a sum of nothing is 0
+    std::memset(Y.raw_data(), 0, Y.nbytes());
+    return Status::Ok();
+  }
   std::shared_ptr<MatMulState> local;
   MatMulState* st = state_or(ctx, local, 1);
   const int threads = kernel_threads(ctx);
@@ -117,7 +121,7 @@ Status fused_matmul(KernelContext& ctx) {
   if (ctx.has_input(3) && ctx.input(3).shape() != out)
     return invalid_argument("residual Z has shape ", shape_to_string(ctx.input(3).shape()),
                             ", expected the output shape ", shape_to_string(out));
-  OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output(0, DType::kFloat32, out));
+  OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output_uninitialized(0, DType::kFloat32, out));
   if (Y.numel() == 0) return Status::Ok();
   OSPREY_RETURN_IF_ERROR(check_k(p.K, "FusedMatMul"));
   if (ctx.has_input(3)) {
@@ -162,7 +166,7 @@ Status gemm(KernelContext& ctx) {
     rs = c[0] == 1 ? 0 : c[1];
     cs = c[1] == 1 ? 0 : 1;
   }
-  OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output(0, DType::kFloat32, {p.M, p.N}));
+  OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output_uninitialized(0, DType::kFloat32, {p.M, p.N}));
   if (Y.numel() == 0) return Status::Ok();
   OSPREY_RETURN_IF_ERROR(check_k(p.K, "Gemm"));
   std::shared_ptr<MatMulState> local;

@@ -48,7 +48,7 @@ Status run(KernelContext& ctx, bool log) {
   const Tensor& x = ctx.input(0);
   int64_t outer = 1, n = 1, inner = 1;
   OSPREY_RETURN_IF_ERROR(view_of(ctx, x, &outer, &n, &inner));
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, DType::kFloat32, x.shape()));
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, x.shape()));
   if (x.numel() == 0) return Status::Ok();
   std::shared_ptr<SoftmaxState> local;
   auto* st = dynamic_cast<SoftmaxState*>(ctx.state());

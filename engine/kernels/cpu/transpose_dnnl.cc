@@ -32,7 +32,7 @@ Status transpose(KernelContext& ctx) {
   OSPREY_RETURN_IF_ERROR(ref::transpose_perm(ctx, r, &perm));
   Shape out(static_cast<size_t>(r));
   for (size_t i = 0; i < out.size(); ++i) out[i] = x.shape()[static_cast<size_t>(perm[i])];
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, DType::kFloat32, out));
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, out));
   if (y.numel() == 0) return Status::Ok();
   if (r == 0 || r > DNNL_MAX_NDIMS) {  // a scalar, or more dims than oneDNN describes
     const std::vector<int64_t> in_strides = ref::strides_of(x.shape());
