@@ -141,5 +141,31 @@ TEST(BenchPeerProcess, MissingAdapterOrInterpreter) {
   EXPECT_NE(h2.status().message().find("--python"), std::string::npos);
 }
 
+// An adapter given as a command line (how Osprey's own adapter, `osprey bench-adapter`, runs):
+// argv as given, python and script unused.
+TEST(BenchPeerProcess, AdapterAsACommandLine) {
+  PeerOptions o;
+  o.python = "/no/such/python";
+  o.command = {OSPREY_BENCH_TEST_PYTHON, "-u",
+               std::string(OSPREY_BENCH_FAKE_PEERS) + "/fake_ok.py"};
+  PeerProcess p("fake_ok", o);
+  auto h = p.hello();
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_TRUE(h->available);
+  EXPECT_EQ(h->version, "0.0.1");
+  p.quit();
+  EXPECT_FALSE(p.running());
+
+  PeerOptions bad;
+  bad.command = {"/no/such/adapter", "bench-adapter"};
+  PeerProcess q("osprey", bad);
+  auto h2 = q.hello();
+  ASSERT_FALSE(h2.ok());
+  EXPECT_EQ(h2.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(h2.status().message().find("'/no/such/adapter' is not an executable file"),
+            std::string::npos)
+      << h2.status().message();
+}
+
 }  // namespace
 }  // namespace osprey::bench
