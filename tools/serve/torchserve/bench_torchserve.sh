@@ -119,5 +119,17 @@ for rep in $(seq 1 "$REPS"); do
     echo "load average after rep $rep, concurrency $c: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $O/loadavg.txt
   done
 done
-curl -s "http://127.0.0.1:$OS_HTTP/v2/models/mobilenetv2/stats" | $PY -c 'import json,sys; m=json.load(sys.stdin)["model_stats"][0]; print("osprey mobilenetv2 inference_count", m["inference_count"], "execution_count", m["execution_count"])' | tee $O/osprey_batching.txt
+echo "== server-side times over all runs (warmup included)"
+for m in mobilenetv2 mobilenetv2_nobatch; do
+  curl -s "http://127.0.0.1:$OS_HTTP/v2/models/$m/stats" | $PY -c '
+import json, sys
+m = json.load(sys.stdin)["model_stats"][0]
+s = m["inference_stats"]
+n = max(1, s["success"]["count"])
+queue, infer = s["queue"]["ns"] / n / 1e6, s["compute_infer"]["ns"] / n / 1e6
+print("osprey %s: %d inferences in %d executions; per inference queue %.1f ms, compute_infer %.1f ms"
+      % (m["name"], m["inference_count"], m["execution_count"], queue, infer))'
+done | tee $O/server_times.txt
+grep -ho "PredictionTime.ms:[0-9.]*" $O/logs/model_metrics.log 2>/dev/null | cut -d: -f2 | sort -n | \
+  awk '{v[NR]=$1} END {if (NR) printf "torchserve handler PredictionTime: %d calls, p50 %.1f ms\n", NR, v[int((NR+1)/2)]}' | tee -a $O/server_times.txt
 $PY $HERE/load_client.py summarize $O/runs.jsonl | tee $O/summary.md
