@@ -54,8 +54,9 @@ class MobileNetV2Handler:
                 module(torch.zeros(SHAPE))
         self.module = module
         log.info("mobilenetv2 handler: torch %s, %d intra-op threads, %d inter-op threads, jit %s, "
-                 "OMP_NUM_THREADS=%s", torch.__version__, torch.get_num_threads(),
-                 torch.get_num_interop_threads(), jit, os.environ.get("OMP_NUM_THREADS", "(unset)"))
+                 "%d warmup runs, OMP_NUM_THREADS=%s, OMP_WAIT_POLICY=%s", torch.__version__,
+                 torch.get_num_threads(), torch.get_num_interop_threads(), jit, warmup_runs,
+                 os.environ.get("OMP_NUM_THREADS", "(unset)"), os.environ.get("OMP_WAIT_POLICY", "(unset)"))
         self.initialized = True
 
     def handle(self, data, context):
