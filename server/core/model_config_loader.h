@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "osprey/options.h"
 #include "osprey/status.h"
 #include "osprey_server/model_config.pb.h"
 
@@ -35,7 +36,9 @@ Result<inference::ModelConfig> load_model_config(const std::string& model_dir,
 // The `parameters` Osprey understands, parsed and range-checked.
 struct EngineParameters {
   int threads = 0;             // 0 = share the server's thread budget
-  int optimization_level = 1;  // 0..3
+  // 0..3; absent = the engine's default (SessionOptions), so a served model runs the same
+  // optimized graph as `osprey run/bench`.
+  int optimization_level = SessionOptions{}.optimization_level;
   std::string precision = "exact";
 };
 Result<EngineParameters> engine_parameters(const inference::ModelConfig& config);

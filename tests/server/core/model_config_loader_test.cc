@@ -44,6 +44,9 @@ model_warmup [ { name: "w" batch_size: 2 inputs { key: "x" value: { data_type: T
   auto params = engine_parameters(*r);
   ASSERT_TRUE(params.ok());
   EXPECT_EQ(params->threads, 2);
+  // Not given: the engine's default level (the fusions and the layout pass), as `osprey run`.
+  EXPECT_EQ(params->optimization_level, SessionOptions{}.optimization_level);
+  EXPECT_EQ(params->optimization_level, 2);
 }
 
 TEST(ModelConfigLoader, EmptyConfigGetsNameAndDefaults) {
