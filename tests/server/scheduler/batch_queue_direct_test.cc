@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "concurrent_submitters.h"
 #include "scheduler/batch_queue.h"
 
 namespace osprey::server::scheduler {
@@ -216,42 +217,10 @@ TEST(BatchQueueDirect, BusyInstancesDoNotWakeTheSchedulerPerRequest) {
 // Many threads submitting to a non-batching model with several instances: every request runs
 // exactly once, never two batches at once on one instance.
 TEST(BatchQueueDirect, ConcurrentSubmittersLoseNothing) {
-  SystemClock clock;
-  constexpr int kThreads = 6;
-  constexpr int kPerThread = 500;
-  BatcherConfig c = no_batching();
-  c.max_queue_size = kThreads * kPerThread;
-  std::mutex mu;
-  std::map<uint64_t, int> seen;
-  std::atomic<int> in_flight[3] = {};
-  std::atomic<bool> overlap{false};
-  std::atomic<int> rejects{0};
-  auto execute = [&](int instance, Ids ids) {
-    if (in_flight[instance].fetch_add(1) != 0) overlap = true;
-    EXPECT_EQ(ids.size(), 1u);
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      for (uint64_t id : ids) ++seen[id];
-    }
-    in_flight[instance].fetch_sub(1);
-  };
-  BatchQueue q(c, 3, &clock, execute, [&](uint64_t, Status) { ++rejects; });
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kPerThread; ++i) {
-        const Status s = q.submit(item(static_cast<uint64_t>(t) * kPerThread + i + 1));
-        EXPECT_TRUE(s.ok()) << s.to_string();
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  q.stop();
-  EXPECT_EQ(seen.size(), static_cast<size_t>(kThreads * kPerThread));
-  for (const auto& [id, n] : seen) ASSERT_EQ(n, 1) << "id " << id;
-  EXPECT_FALSE(overlap) << "an instance ran two batches at once";
-  EXPECT_EQ(rejects.load(), 0);
-  EXPECT_GT(q.direct_batches(), 0u);
+  const auto r = testing::run_concurrent_submitters(no_batching(), 3, 6, 500);
+  testing::expect_each_ran_once(r, 6 * 500);
+  EXPECT_EQ(r.largest_batch, 1u);
+  EXPECT_GT(r.direct_batches, 0u);
 }
 
 // stop() while a directly dispatched batch runs: it waits for that batch and for what queued

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "concurrent_submitters.h"
+
 namespace osprey::server::scheduler {
 namespace {
 
@@ -175,41 +177,9 @@ TEST(BatchQueue, BatchGrowsWhileTheOnlyInstanceIsBusy) {
 }
 
 TEST(BatchQueue, ConcurrentSubmitLosesNothing) {
-  SystemClock clock;
-  constexpr int kThreads = 8;
-  constexpr int kPerThread = 500;
-  BatcherConfig c = batching(8, 200);
-  c.max_queue_size = kThreads * kPerThread;
-  std::mutex mu;
-  std::map<uint64_t, int> seen;
-  std::atomic<int> in_flight[3] = {};
-  std::atomic<bool> overlap{false};
-  std::atomic<int> rejects{0};
-  auto execute = [&](int instance, Ids ids) {
-    if (in_flight[instance].fetch_add(1) != 0) overlap = true;
-    EXPECT_LE(ids.size(), 8u);
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      for (uint64_t id : ids) ++seen[id];
-    }
-    in_flight[instance].fetch_sub(1);
-  };
-  BatchQueue q(c, 3, &clock, execute, [&](uint64_t, Status) { ++rejects; });
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kPerThread; ++i) {
-        const Status s = q.submit(item(static_cast<uint64_t>(t) * kPerThread + i + 1));
-        EXPECT_TRUE(s.ok()) << s.to_string();
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  q.stop();
-  EXPECT_EQ(seen.size(), static_cast<size_t>(kThreads * kPerThread));
-  for (const auto& [id, n] : seen) ASSERT_EQ(n, 1) << "id " << id;
-  EXPECT_FALSE(overlap) << "an instance ran two batches at once";
-  EXPECT_EQ(rejects.load(), 0);
+  const auto r = testing::run_concurrent_submitters(batching(8, 200), 3, 8, 500);
+  testing::expect_each_ran_once(r, 8 * 500);
+  EXPECT_LE(r.largest_batch, 8u);
 }
 
 // The scheduler sleeps until something can happen: a queue waiting for a long batching delay, or
