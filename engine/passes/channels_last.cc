@@ -14,7 +14,8 @@
 //   - Relu, Clip, Sigmoid, Tanh, LeakyRelu, HardSigmoid, HardSwish, Elu, Softplus whose input
 //     is channels-last (layout does not matter to them);
 //   - Add, Sub, Mul, Div whose two inputs are both channels-last and proven to have the same
-//     shape (no broadcasting across the permuted dims);
+//     shape (no broadcasting across the permuted dims), or whose other input is a constant
+//     holding one value (rank <= 4);
 //   - GlobalAveragePool of a channels-last value becomes ReduceMean over axes 1, 2 (keepdims),
 //     whose [N, 1, 1, C] result is transposed to the [N, C, 1, 1] readers expect (a copy of C
 //     values).
@@ -70,7 +71,14 @@ int default_opset(const ir::Graph& g) {
   return 13;
 }
 
-enum class Kind { kNone, kConv, kUnary, kBinary, kPool };
+enum class Kind { kNone, kConv, kUnary, kBinary, kScalarBinary, kPool };
+
+// A constant holding one value, of rank <= 4: broadcasting it against an NHWC value is the same
+// as against the NCHW one (x + 3, x / 6 in a decomposed HardSwish).
+bool single_value(const ir::Graph& g, int v) {
+  const Tensor* t = constant_tensor(g, v);
+  return t && t->numel() == 1 && t->rank() <= 4;
+}
 
 ir::Attribute ints_attr(std::vector<int64_t> v) {
   ir::Attribute a;
@@ -111,13 +119,16 @@ class ChannelsLast final : public Pass {
                  held[static_cast<size_t>(n.inputs[0])] && held[static_cast<size_t>(n.inputs[1])] &&
                  ix.facts.same_shape(n.inputs[0], n.inputs[1])) {
         k = Kind::kBinary;
+      } else if (layout_free_binary(n) && n.inputs[0] >= 0 && n.inputs[1] >= 0 &&
+                 ((held[static_cast<size_t>(n.inputs[0])] && single_value(g, n.inputs[1])) ||
+                  (held[static_cast<size_t>(n.inputs[1])] && single_value(g, n.inputs[0])))) {
+        k = Kind::kScalarBinary;
       } else if (is_op(n, "GlobalAveragePool") && n.inputs.size() == 1 && n.outputs.size() == 1 &&
                  n.inputs[0] >= 0 && held[static_cast<size_t>(n.inputs[0])]) {
         k = Kind::kPool;
       }
       kind[i] = k;
-      if (k == Kind::kConv || k == Kind::kUnary || k == Kind::kBinary)
-        held[static_cast<size_t>(n.outputs[0])] = true;
+      if (k != Kind::kNone && k != Kind::kPool) held[static_cast<size_t>(n.outputs[0])] = true;
     }
     if (!any_conv) return false;
 
@@ -135,6 +146,9 @@ class ChannelsLast final : public Pass {
         if (n.inputs[3] != ir::kNoValue) n.inputs[3] = twin_of(g, n.inputs[3]);
       } else if (kind[i] == Kind::kUnary) {
         n.inputs[0] = twin_of(g, n.inputs[0]);
+      } else if (kind[i] == Kind::kScalarBinary) {
+        for (int& in : n.inputs)
+          if (!single_value(g, in)) in = twin_of(g, in);
       } else {  // binary or pool: every input is held
         for (int& in : n.inputs) in = twin_of(g, in);
       }

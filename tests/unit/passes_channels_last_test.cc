@@ -66,6 +66,31 @@ TEST(ChannelsLastTest, ConvChainHasOneTransposeInAndOneOut) {
   expect_session_levels_agree(m.bytes(), in, 2);
 }
 
+TEST(ChannelsLastTest, ScalarConstantOperandsStayInTheRegion) {
+  // conv -> x * Clip(x + 3, 0, 6) / 6 (a decomposed HardSwish) -> conv: no Transpose between.
+  ModelBuilder m;
+  m.input("x", kF, {1, 3, 6, 6}).output("y");
+  m.initializer("W1", {4, 3, 3, 3}, values(108, -0.3f, 0.1f));
+  m.initializer("W2", {4, 4, 3, 3}, values(144, 0.2f, -0.06f));
+  m.initializer("three", {}, {3.0f});
+  m.initializer("six", {1}, {6.0f});
+  m.initializer("zero", {}, {0.0f});
+  conv(m, "x", "W1", "c1");
+  m.node("Add", {"c1", "three"}, {"a"});
+  m.node("Clip", {"a", "zero", "six"}, {"cl"});
+  m.node("Mul", {"c1", "cl"}, {"mu"});
+  m.node("Div", {"mu", "six"}, {"hs"});
+  conv(m, "hs", "W2", "y");
+  const std::vector<NamedTensor> in = {{"x", ramp({1, 3, 6, 6})}};
+  auto g = expect_pass_preserves(m.bytes(), with_fusions(), in);
+  ASSERT_TRUE(g);
+  const std::string d = dump_graph(*g);
+  EXPECT_EQ(count_op(*g, "Transpose"), 2) << d;  // x in, y out
+  EXPECT_NE(d.find("c1_nhwc, three -> a_nhwc"), std::string::npos) << d;
+  EXPECT_NE(d.find("mu_nhwc, six -> hs_nhwc"), std::string::npos) << d;
+  expect_session_levels_agree(m.bytes(), in, 2);
+}
+
 TEST(ChannelsLastTest, NchwReadersAndGraphOutputsGetTheOriginalValueBack) {
   // c1 is a graph output and is read by MaxPool (stays NCHW) and by a second conv.
   ModelBuilder m;
