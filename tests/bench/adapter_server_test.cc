@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/osprey_runner.h"
+#include "model_builder.h"
 #include "osprey/npy.h"
 #include "osprey_onnx/onnx.pb.h"
 
@@ -30,28 +31,12 @@ std::string temp_dir(const std::string& name) {
 
 // y = Relu(x), x: float[N, 3].
 void write_relu_model(const std::string& path) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(13);
-  auto* g = m.mutable_graph();
-  g->set_name("relu");
-  auto declare = [](onnx::ValueInfoProto* v, const char* name) {
-    v->set_name(name);
-    auto* t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    t->mutable_shape()->add_dim()->set_dim_param("N");
-    t->mutable_shape()->add_dim()->set_dim_value(3);
-  };
-  declare(g->add_input(), "x");
-  declare(g->add_output(), "y");
-  auto* relu = g->add_node();
-  relu->set_op_type("Relu");
-  relu->add_input("x");
-  relu->add_output("y");
+  osprey::testing::ModelBuilder m(13);
+  m.input("x", onnx::TensorProto::FLOAT, {-1, 3}).output("y");
+  m.node("Relu", {"x"}, {"y"});
   std::ofstream f(path, std::ios::binary);
-  ASSERT_TRUE(m.SerializeToOstream(&f));
+  f << m.bytes();
+  ASSERT_TRUE(f.good());
 }
 
 rapidjson::Document parse(const std::string& line) {
