@@ -1,5 +1,5 @@
 // Softmax and LogSoftmax (float32) on oneDNN's softmax primitives. The input is viewed as
-// [outer, n, inner] exactly as the reference kernel views it (before opset 13 the trailing
+// [outer, n, inner] by the reference's own ref::softmax_view (before opset 13 the trailing
 // dims from `axis` are flattened into n; from opset 13 n is the one axis), and the primitive
 // runs along n: as a 2-D [outer, n] problem when inner is 1 (the attention-scores case, on
 // oneDNN's vectorized kernel), else along axis 1 of the 3-D view. Primitives are cached per
@@ -23,31 +23,13 @@ struct SoftmaxState final : KernelState {
   ShapeCache<SoftmaxEntry> cache;
 };
 
-Status view_of(const KernelContext& ctx, const Tensor& x, int64_t* outer, int64_t* n, int64_t* inner) {
-  const int64_t rank = x.rank();
-  const bool coerce = ctx.opset() < 13;
-  const int64_t axis_attr = ctx.attr_int("axis", coerce ? 1 : -1);
-  int64_t axis = 0;
-  if (coerce && rank > 0 && axis_attr == rank) {
-    axis = rank;
-  } else {
-    OSPREY_RETURN_IF_ERROR(ref::normalize_axis(axis_attr, rank, &axis));
-  }
-  *outer = *n = *inner = 1;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (d < axis) *outer *= x.dim(d);
-    else if (d == axis || coerce) *n *= x.dim(d);
-    else *inner *= x.dim(d);
-  }
-  return Status::Ok();
-}
-
 Status run(KernelContext& ctx, bool log) {
   if (!ctx.has_input(0)) return invalid_argument("input is required");
   OSPREY_RETURN_IF_ERROR(require_f32(ctx, 0, "input"));
   const Tensor& x = ctx.input(0);
-  int64_t outer = 1, n = 1, inner = 1;
-  OSPREY_RETURN_IF_ERROR(view_of(ctx, x, &outer, &n, &inner));
+  ref::SoftmaxView v;
+  OSPREY_RETURN_IF_ERROR(ref::softmax_view(ctx, x, &v));
+  const int64_t outer = v.outer, n = v.n, inner = v.inner;
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, x.shape()));
   if (x.numel() == 0) return Status::Ok();
   std::shared_ptr<SoftmaxState> local;

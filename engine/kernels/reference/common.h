@@ -121,6 +121,14 @@ class StridedIter {
   std::vector<int64_t> offsets_;
 };
 
+// The Softmax family's view of its input as [outer, n, inner], the op running along n: before
+// opset 13 the dims from `axis` (default 1) are flattened into n; from 13 n is the one axis
+// `axis` (default -1). softmax.cc; shared with the oneDNN Softmax.
+struct SoftmaxView {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+Status softmax_view(const KernelContext& ctx, const Tensor& x, SoftmaxView* v);
+
 // Transpose's `perm` for a tensor of `rank` (reversed dims when absent), checked to be a
 // permutation (layout_ops.cc; shared with the oneDNN Transpose).
 Status transpose_perm(const KernelContext& ctx, int64_t rank, std::vector<int64_t>* perm);

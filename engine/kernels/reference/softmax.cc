@@ -13,10 +13,7 @@ namespace {
 
 enum class Mode { kSoftmax, kLogSoftmax, kHardmax };
 
-// The input viewed as [outer, n, inner]; the op runs along n.
-struct SoftmaxView {
-  int64_t outer = 1, n = 1, inner = 1;
-};
+}  // namespace
 
 Status softmax_view(const KernelContext& ctx, const Tensor& x, SoftmaxView* v) {
   const int64_t rank = x.rank();
@@ -36,6 +33,8 @@ Status softmax_view(const KernelContext& ctx, const Tensor& x, SoftmaxView* v) {
   }
   return Status::Ok();
 }
+
+namespace {
 
 template <class T>
 void run_softmax(const T* in, T* out, const SoftmaxView& v, Mode mode) {
