@@ -35,13 +35,8 @@ Status transpose(KernelContext& ctx) {
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, out));
   if (y.numel() == 0) return Status::Ok();
   if (r == 0 || r > DNNL_MAX_NDIMS) {  // a scalar, or more dims than oneDNN describes
-    const std::vector<int64_t> in_strides = ref::strides_of(x.shape());
-    std::vector<int64_t> strides(perm.size());
-    for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[static_cast<size_t>(perm[i])];
-    const float* src = x.data<float>();
-    float* dst = y.data<float>();
-    ref::StridedIter it(out, {strides});
-    for (int64_t i = 0; i < y.numel(); ++i, it.next()) dst[i] = src[it.offset(0)];
+    OSPREY_ASSIGN_OR_RETURN(Tensor t, ref::transposed(x, perm));
+    ctx.set_output(0, std::move(t));
     return Status::Ok();
   }
   std::shared_ptr<TransposeState> local;

@@ -129,6 +129,10 @@ struct SoftmaxView {
 };
 Status softmax_view(const KernelContext& ctx, const Tensor& x, SoftmaxView* v);
 
+// A copy of `x` with its dims permuted (out dim i is x's dim perm[i]); any dtype but string.
+// layout_ops.cc (the reference Transpose's own copy).
+Result<Tensor> transposed(const Tensor& x, const std::vector<int64_t>& perm);
+
 // Transpose's `perm` for a tensor of `rank` (reversed dims when absent), checked to be a
 // permutation (layout_ops.cc; shared with the oneDNN Transpose).
 Status transpose_perm(const KernelContext& ctx, int64_t rank, std::vector<int64_t>* perm);

@@ -126,23 +126,6 @@ Status add_residual_and_activate(const KernelContext& ctx, int zi, const Activat
   return Status::Ok();
 }
 
-// A copy of float tensor `t` with its dims permuted: out dim i is t's dim perm[i].
-Tensor permuted(const Tensor& t, const std::vector<int64_t>& perm) {
-  const std::vector<int64_t> in_strides = strides_of(t.shape());
-  Shape out(perm.size());
-  std::vector<int64_t> strides(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) {
-    out[i] = t.shape()[static_cast<size_t>(perm[i])];
-    strides[i] = in_strides[static_cast<size_t>(perm[i])];
-  }
-  Tensor y(DType::kFloat32, out);
-  const float* src = t.data<float>();
-  float* dst = y.data<float>();
-  StridedIter it(out, {strides});
-  for (int64_t i = 0; i < y.numel(); ++i, it.next()) dst[i] = src[it.offset(0)];
-  return y;
-}
-
 // perm taking [N, spatial..., C] to [N, C, spatial...] (to_first) or back.
 std::vector<int64_t> channels_perm(int64_t rank, bool to_first) {
   std::vector<int64_t> p = {0};
@@ -167,7 +150,11 @@ Status fused_conv(KernelContext& ctx) {
     return invalid_argument("X has shape ", shape_to_string(x.shape()), "; channels_last needs rank >= 3");
   // The convolution with bias is the reference Conv, run on this node's first three inputs
   // (X in [N, C, spatial...]).
-  const Value x_first = channels_last ? Value(permuted(x, channels_perm(x.rank(), true))) : Value();
+  Value x_first;
+  if (channels_last) {
+    OSPREY_ASSIGN_OR_RETURN(Tensor t, transposed(x, channels_perm(x.rank(), true)));
+    x_first = Value(std::move(t));
+  }
   std::vector<const Value*> conv_inputs = {channels_last ? &x_first : &ctx.input_value(0),
                                            &ctx.input_value(1),
                                            ctx.has_input(2) ? &ctx.input_value(2) : nullptr};
@@ -177,7 +164,9 @@ Status fused_conv(KernelContext& ctx) {
   OSPREY_RETURN_IF_ERROR(conv(inner));
   if (!inner.attribute_error().empty()) return invalid_argument(inner.attribute_error());
   Tensor y = conv_outputs[0].tensor;
-  if (channels_last) y = permuted(y, channels_perm(y.rank(), false));
+  if (channels_last) {
+    OSPREY_ASSIGN_OR_RETURN(y, transposed(y, channels_perm(y.rank(), false)));
+  }
   OSPREY_RETURN_IF_ERROR(add_residual_and_activate(ctx, 3, act, y));
   ctx.set_output(0, std::move(y));
   return Status::Ok();

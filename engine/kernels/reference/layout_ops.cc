@@ -30,6 +30,14 @@ Status permute_into(const Tensor& src, const Shape& view, const std::vector<int6
 }
 }  // namespace
 
+Result<Tensor> transposed(const Tensor& x, const std::vector<int64_t>& perm) {
+  Shape out(perm.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = x.shape()[static_cast<size_t>(perm[i])];
+  Tensor y(x.dtype(), out);
+  OSPREY_RETURN_IF_ERROR(permute_into(x, x.shape(), perm, y));
+  return y;
+}
+
 Status transpose_perm(const KernelContext& ctx, int64_t r, std::vector<int64_t>* out) {
   std::vector<int64_t> perm;
   if (ctx.has_attr("perm")) {
