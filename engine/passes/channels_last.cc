@@ -56,12 +56,14 @@ bool conv_candidate(const ir::Node& n, const GraphIndex& ix) {
 bool layout_free_unary(const ir::Node& n) {
   static const std::set<std::string> ops = {"Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu",
                                             "HardSigmoid", "HardSwish", "Elu", "Softplus"};
-  return n.domain.empty() && ops.count(n.op_type) && !n.inputs.empty() && n.outputs.size() == 1;
+  return n.domain.empty() && ops.count(n.op_type) && !n.inputs.empty() && n.inputs[0] >= 0 &&
+         n.outputs.size() == 1 && n.outputs[0] >= 0;
 }
 
 bool layout_free_binary(const ir::Node& n) {
   static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div"};
-  return n.domain.empty() && ops.count(n.op_type) && n.inputs.size() == 2 && n.outputs.size() == 1;
+  return n.domain.empty() && ops.count(n.op_type) && n.inputs.size() == 2 && n.inputs[0] >= 0 &&
+         n.inputs[1] >= 0 && n.outputs.size() == 1 && n.outputs[0] >= 0;
 }
 
 // The default-domain opset the model imports (for the Transpose/ReduceMean nodes added).
@@ -115,16 +117,15 @@ class ChannelsLast final : public Pass {
         any_conv = true;
       } else if (layout_free_unary(n) && held[static_cast<size_t>(n.inputs[0])]) {
         k = Kind::kUnary;
-      } else if (layout_free_binary(n) && n.inputs[0] >= 0 && n.inputs[1] >= 0 &&
-                 held[static_cast<size_t>(n.inputs[0])] && held[static_cast<size_t>(n.inputs[1])] &&
+      } else if (layout_free_binary(n) && held[static_cast<size_t>(n.inputs[0])] && held[static_cast<size_t>(n.inputs[1])] &&
                  ix.facts.same_shape(n.inputs[0], n.inputs[1])) {
         k = Kind::kBinary;
-      } else if (layout_free_binary(n) && n.inputs[0] >= 0 && n.inputs[1] >= 0 &&
+      } else if (layout_free_binary(n) &&
                  ((held[static_cast<size_t>(n.inputs[0])] && single_value(g, n.inputs[1])) ||
                   (held[static_cast<size_t>(n.inputs[1])] && single_value(g, n.inputs[0])))) {
         k = Kind::kScalarBinary;
       } else if (is_op(n, "GlobalAveragePool") && n.inputs.size() == 1 && n.outputs.size() == 1 &&
-                 n.inputs[0] >= 0 && held[static_cast<size_t>(n.inputs[0])]) {
+                 n.inputs[0] >= 0 && n.outputs[0] >= 0 && held[static_cast<size_t>(n.inputs[0])]) {
         k = Kind::kPool;
       }
       kind[i] = k;

@@ -143,5 +143,27 @@ TEST(ChannelsLastTest, LeavesBroadcastsOtherRanksAndGraphsWithoutConvs) {
   EXPECT_EQ(count_op(*g2, "Transpose"), 0);
 }
 
+TEST(ChannelsLastTest, NodesWithAbsentOperandsAreLeftAlone) {
+  // Omitted (empty-named) inputs and outputs on the ops the pass looks at: it must neither
+  // convert them nor index past its tables (a fuzzed model once did).
+  ModelBuilder m;
+  m.input("x", kF, {1, 2, 5, 5}).output("c").output("y").output("s");
+  m.initializer("W", {2, 2, 3, 3}, values(36, -0.3f, 0.1f));
+  conv(m, "x", "W", "c");
+  m.node("Clip", {"", ""}, {"y"}, "clip_absent_x");
+  m.node("Add", {"c", ""}, {"s"}, "add_absent_b");
+  m.node("Relu", {"c"}, {""}, "relu_absent_y");
+  m.node("GlobalAveragePool", {""}, {""}, "pool_absent");
+  auto g = optimized_graph(m.bytes(), pass_list(make_channels_last()));
+  ASSERT_TRUE(g);
+  const std::string d = dump_graph(*g);
+  EXPECT_EQ(count_in_dump(d, "channels_last=1"), 1) << d;
+  EXPECT_EQ(count_op(*g, "Clip"), 1) << d;
+  EXPECT_EQ(count_op(*g, "Add"), 1) << d;
+  EXPECT_EQ(count_op(*g, "Relu"), 1) << d;
+  EXPECT_EQ(count_op(*g, "GlobalAveragePool"), 1) << d;
+  EXPECT_NE(d.find("Add 'add_absent_b': c, "), std::string::npos) << d;
+}
+
 }  // namespace
 }  // namespace osprey::passes::testing
