@@ -1,4 +1,6 @@
-// ModelProto -> ir::Graph, with validation and kernel resolution.
+// ModelProto -> ir::Graph, with validation and kernel resolution. Each tensor's payload is
+// released from the proto as soon as it has been converted, so a model's weights are held twice
+// only one tensor at a time.
 #include <map>
 #include <set>
 
@@ -17,8 +19,8 @@ struct Importer {
   std::string dir;
   int64_t max_elements;
 
-  Status import_attribute(const onnx::AttributeProto& a, ir::Attribute* out);
-  Status import_graph(const onnx::GraphProto& g, ir::Graph* out, bool is_subgraph);
+  Status import_attribute(onnx::AttributeProto& a, ir::Attribute* out);
+  Status import_graph(onnx::GraphProto& g, ir::Graph* out, bool is_subgraph);
 };
 
 ir::Attribute::Type attribute_type(const onnx::AttributeProto& a) {
@@ -50,7 +52,7 @@ ir::Attribute::Type attribute_type(const onnx::AttributeProto& a) {
   return T::kUndefined;
 }
 
-Status Importer::import_attribute(const onnx::AttributeProto& a, ir::Attribute* out) {
+Status Importer::import_attribute(onnx::AttributeProto& a, ir::Attribute* out) {
   using T = ir::Attribute::Type;
   if (!a.ref_attr_name().empty())
     return unimplemented("attribute '", a.name(), "' refers to a function attribute");
@@ -60,25 +62,25 @@ Status Importer::import_attribute(const onnx::AttributeProto& a, ir::Attribute* 
     case T::kInt: out->i = a.i(); break;
     case T::kString: out->s = a.s(); break;
     case T::kTensor: {
-      OSPREY_ASSIGN_OR_RETURN(out->t, tensor_from_proto(a.t(), dir, max_elements));
+      OSPREY_ASSIGN_OR_RETURN(out->t, take_tensor_from_proto(a.mutable_t(), dir, max_elements));
       break;
     }
     case T::kGraph: {
       out->g = std::make_shared<ir::Graph>();
-      OSPREY_RETURN_IF_ERROR(import_graph(a.g(), out->g.get(), true));
+      OSPREY_RETURN_IF_ERROR(import_graph(*a.mutable_g(), out->g.get(), true));
       break;
     }
     case T::kFloats: out->floats.assign(a.floats().begin(), a.floats().end()); break;
     case T::kInts: out->ints.assign(a.ints().begin(), a.ints().end()); break;
     case T::kStrings: out->strings.assign(a.strings().begin(), a.strings().end()); break;
     case T::kTensors:
-      for (const auto& t : a.tensors()) {
-        OSPREY_ASSIGN_OR_RETURN(Tensor x, tensor_from_proto(t, dir, max_elements));
+      for (auto& t : *a.mutable_tensors()) {
+        OSPREY_ASSIGN_OR_RETURN(Tensor x, take_tensor_from_proto(&t, dir, max_elements));
         out->tensors.push_back(std::move(x));
       }
       break;
     case T::kGraphs:
-      for (const auto& g : a.graphs()) {
+      for (auto& g : *a.mutable_graphs()) {
         auto sub = std::make_shared<ir::Graph>();
         OSPREY_RETURN_IF_ERROR(import_graph(g, sub.get(), true));
         out->graphs.push_back(std::move(sub));
@@ -93,13 +95,13 @@ Status Importer::import_attribute(const onnx::AttributeProto& a, ir::Attribute* 
   return Status::Ok();
 }
 
-Status Importer::import_graph(const onnx::GraphProto& g, ir::Graph* out, bool is_subgraph) {
+Status Importer::import_graph(onnx::GraphProto& g, ir::Graph* out, bool is_subgraph) {
   out->name = g.name();
-  for (const auto& init : g.initializer()) {
+  for (auto& init : *g.mutable_initializer()) {
     if (init.name().empty()) return invalid_argument("an initializer has no name");
     const int id = out->add_value(init.name());
     if (out->initializers.count(id)) return invalid_argument("initializer '", init.name(), "' is defined twice");
-    OSPREY_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(init, dir, max_elements));
+    OSPREY_ASSIGN_OR_RETURN(Tensor t, take_tensor_from_proto(&init, dir, max_elements));
     out->values[static_cast<size_t>(id)].type = {ir::ValueType::Kind::kTensor, t.dtype(), {}, true};
     for (int64_t d : t.shape()) out->values[static_cast<size_t>(id)].type.shape.push_back({d, ""});
     out->initializers[id] = std::move(t);
@@ -123,7 +125,7 @@ Status Importer::import_graph(const onnx::GraphProto& g, ir::Graph* out, bool is
   for (const auto& vi : g.value_info())
     if (!vi.name().empty()) out->add_value(vi.name(), value_type_from_proto(vi.type()));
 
-  for (const auto& np : g.node()) {
+  for (auto& np : *g.mutable_node()) {
     ir::Node n;
     n.name = np.name();
     n.op_type = np.op_type();
@@ -134,7 +136,7 @@ Status Importer::import_graph(const onnx::GraphProto& g, ir::Graph* out, bool is
                               "' which the model does not import");
     }
     n.opset = it->second;
-    for (const auto& a : np.attribute()) {
+    for (auto& a : *np.mutable_attribute()) {
       ir::Attribute attr;
       OSPREY_RETURN_IF_ERROR(import_attribute(a, &attr).with_context(n.display_name() + " attribute '" + a.name() + "'"));
       n.attributes[a.name()] = std::move(attr);
@@ -200,12 +202,8 @@ ir::ValueType value_type_from_proto(const onnx::TypeProto& t) {
   return vt;
 }
 
-Result<ImportedModel> import_model(const std::string& bytes, const std::string& model_dir,
-                                   const SessionOptions& options) {
-  onnx::ModelProto m;
-  if (bytes.empty()) return invalid_argument("model is empty (0 bytes)");
-  if (!m.ParseFromString(bytes))
-    return invalid_argument("model is not a valid ONNX protobuf (truncated or corrupt?)");
+Result<ImportedModel> import_model_proto(onnx::ModelProto& m, const std::string& model_dir,
+                                         const SessionOptions& options) {
   if (!m.has_graph()) return invalid_argument("model has no graph");
   if (m.functions_size() > 0) return unimplemented("model-local functions are not supported");
   OpsetMap opsets;
@@ -218,7 +216,7 @@ Result<ImportedModel> import_model(const std::string& bytes, const std::string& 
 
   Importer imp{opsets, model_dir, options.max_tensor_elements};
   auto graph = std::make_shared<ir::Graph>();
-  OSPREY_RETURN_IF_ERROR(imp.import_graph(m.graph(), graph.get(), false));
+  OSPREY_RETURN_IF_ERROR(imp.import_graph(*m.mutable_graph(), graph.get(), false));
   OSPREY_RETURN_IF_ERROR(graph->finalize({}));
   if (!graph->captures.empty())
     return invalid_argument("value '", graph->values[static_cast<size_t>(graph->captures[0])].name,
@@ -227,6 +225,15 @@ Result<ImportedModel> import_model(const std::string& bytes, const std::string& 
   out.graph = graph;
   collect_stats(m, *graph, &out.stats);
   return out;
+}
+
+Result<ImportedModel> import_model(const std::string& bytes, const std::string& model_dir,
+                                   const SessionOptions& options) {
+  onnx::ModelProto m;
+  if (bytes.empty()) return invalid_argument("model is empty (0 bytes)");
+  if (!m.ParseFromString(bytes))
+    return invalid_argument("model is not a valid ONNX protobuf (truncated or corrupt?)");
+  return import_model_proto(m, model_dir, options);
 }
 
 }  // namespace osprey::onnx_import

@@ -10,4 +10,17 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& 
                                  int64_t max_elements);
 ir::ValueType value_type_from_proto(const onnx::TypeProto& t);
 
+// Frees a tensor's data fields (raw_data and the typed repeated fields, capacity included);
+// name, type, dims and external-data entries stay.
+void release_tensor_payload(onnx::TensorProto* p);
+// tensor_from_proto, then release_tensor_payload(p) when the conversion succeeded.
+Result<Tensor> take_tensor_from_proto(onnx::TensorProto* p, const std::string& dir,
+                                      int64_t max_elements);
+
+// Builds the model's graph from a parsed proto (import_model and import_model_file parse, then
+// call this). Releases every initializer's and tensor attribute's data from `m` as it is
+// converted, so the weights are not held in both forms at once.
+Result<ImportedModel> import_model_proto(onnx::ModelProto& m, const std::string& model_dir,
+                                         const SessionOptions& options);
+
 }  // namespace osprey::onnx_import

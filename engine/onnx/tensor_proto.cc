@@ -130,7 +130,8 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& 
   auto dt = convert_dtype(p.data_type());
   if (!dt.ok()) return dt.status().with_context(what);
   Shape shape(p.dims().begin(), p.dims().end());
-  auto t = Tensor::create(*dt, shape, max_elements);
+  // Every fill below writes each element or fails, so the storage need not be zeroed first.
+  auto t = Tensor::create_uninitialized(*dt, shape, max_elements);
   if (!t.ok()) return t.status().with_context(what);
   Status s;
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
@@ -141,6 +142,33 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& 
     s = fill_from_fields(p, &t.value());
   }
   if (!s.ok()) return s.with_context(what);
+  return t;
+}
+
+namespace {
+template <class Field>
+void free_field(Field* f) {
+  Field().Swap(f);  // Clear() would keep the capacity
+}
+}  // namespace
+
+void release_tensor_payload(onnx::TensorProto* p) {
+  if (p->has_raw_data()) {
+    std::string().swap(*p->mutable_raw_data());
+    p->clear_raw_data();
+  }
+  free_field(p->mutable_float_data());
+  free_field(p->mutable_double_data());
+  free_field(p->mutable_int32_data());
+  free_field(p->mutable_int64_data());
+  free_field(p->mutable_uint64_data());
+  free_field(p->mutable_string_data());
+}
+
+Result<Tensor> take_tensor_from_proto(onnx::TensorProto* p, const std::string& dir,
+                                      int64_t max_elements) {
+  auto t = tensor_from_proto(*p, dir, max_elements);
+  if (t.ok()) release_tensor_payload(p);
   return t;
 }
 

@@ -156,8 +156,12 @@ Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& 
 Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
-Result<std::unique_ptr<Session>> Session::load_from_bytes(const std::string& bytes,
-                                                          const SessionOptions& options) {
+namespace {
+// Loading after the thread pool exists: `import` builds the graph (from bytes or from a file),
+// then the passes run, kernels are resolved and prepared, and the signature is recorded.
+template <class ImportFn>
+Result<std::unique_ptr<SessionImpl>> build_session(const SessionOptions& options,
+                                                   const ImportFn& import) {
   auto impl = std::make_unique<SessionImpl>();
   impl->options = options;
   if (options.threads < 0) return invalid_argument("threads must be >= 0 (0 = automatic), got ", options.threads);
@@ -165,9 +169,11 @@ Result<std::unique_ptr<Session>> Session::load_from_bytes(const std::string& byt
   pool_options.pin_workers = options.pin_threads;
   impl->pool = std::make_unique<ThreadPool>(options.threads, pool_options);
   impl->options.threads = impl->pool->num_threads();
-  OSPREY_ASSIGN_OR_RETURN(auto model, onnx_import::import_model(bytes, options.external_data_dir, options));
-  impl->graph = model.graph;
-  impl->stats = std::move(model.stats);
+  {
+    OSPREY_ASSIGN_OR_RETURN(auto model, import(options));
+    impl->graph = std::move(model.graph);
+    impl->stats = std::move(model.stats);
+  }
   OSPREY_RETURN_IF_ERROR(passes::optimize(*impl->graph, options));  // optimization_level 0: none
   OSPREY_RETURN_IF_ERROR(impl->resolve_kernels());
   OSPREY_RETURN_IF_ERROR(prepare_kernels(*impl->graph, options.max_tensor_elements,
@@ -179,18 +185,31 @@ Result<std::unique_ptr<Session>> Session::load_from_bytes(const std::string& byt
     if (!g.initializers.count(id)) impl->inputs.push_back(info_of(v));
   }
   for (int id : g.outputs) impl->outputs.push_back(info_of(g.values[static_cast<size_t>(id)]));
-  return std::unique_ptr<Session>(new Session(std::move(impl)));
+  return impl;
+}
+}  // namespace
+
+Result<std::unique_ptr<Session>> Session::load_from_bytes(const std::string& bytes,
+                                                          const SessionOptions& options) {
+  auto impl = build_session(options, [&](const SessionOptions& o) {
+    return onnx_import::import_model(bytes, o.external_data_dir, o);
+  });
+  if (!impl.ok()) return impl.status();
+  return std::unique_ptr<Session>(new Session(std::move(*impl)));
 }
 
 Result<std::unique_ptr<Session>> Session::load(const std::string& path, const SessionOptions& options) {
-  auto bytes = onnx_import::read_file(path);
-  if (!bytes.ok()) return bytes.status();
+  // Parsed as it is read: the file's bytes are never held next to the model.
+  auto file = onnx_import::ModelFile::open(path);
+  if (!file.ok()) return file.status();
   SessionOptions opts = options;
   if (opts.external_data_dir.empty())
     opts.external_data_dir = std::filesystem::path(path).parent_path().string();
-  auto s = load_from_bytes(*bytes, opts);
-  if (!s.ok()) return s.status().with_context(path);
-  return s;
+  auto impl = build_session(opts, [&](const SessionOptions& o) {
+    return onnx_import::import_model_file(*file, o.external_data_dir, o);
+  });
+  if (!impl.ok()) return impl.status().with_context(path);
+  return std::unique_ptr<Session>(new Session(std::move(*impl)));
 }
 
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
