@@ -53,11 +53,12 @@ struct BenchResult {
 // Options that only the comparison mode understands; any of them selects it.
 bool wants_comparison(const BenchArgs& args, const CLI::App* cmd) {
   for (const char* opt :
-       {"--frameworks", "--out", "--precision", "--affinity", "--shape-mode", "--inputs",
+       {"--frameworks", "--out", "--affinity", "--shape-mode", "--inputs",
         "--python", "--peers-dir", "--reference", "--peer-timeout", "--peer-option",
         "--osprey-in-process", "--window", "--max-windows", "--stability-tolerance"})
     if (cmd->count(opt) > 0) return true;
-  return args.models.size() > 1 || args.threads.size() > 1 || args.batches.size() > 1;
+  return args.models.size() > 1 || args.threads.size() > 1 || args.batches.size() > 1 ||
+         args.precisions.size() > 1;
 }
 
 Status bench_single(const BenchArgs& args, CLI::App* cmd) {
@@ -67,6 +68,10 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
   spec.batch = batch;
   SessionOptions options;
   options.threads = args.threads.front();
+  if (args.precisions.size() != 1)
+    return invalid_argument("bench: one model runs at one --precision (fp32 or fast); give a "
+                            "list only when comparing frameworks");
+  options.precision = args.precisions.front() == "fast" ? Precision::kFast : Precision::kExact;
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(model, options));
   const Session& session = *m.session;
   spec.generator.max_elements = session.options().max_tensor_elements;
@@ -244,7 +249,8 @@ Action add_bench_command(CLI::App& app) {
   cmd->add_option("--out", args->out,
                   "Directory for results.csv, results.json, summary.md, inputs and outputs");
   cmd->add_option("--precision", args->precisions,
-                  "fp32 and/or fast (each framework's safe reduced precision)")
+                  "fp32 and/or fast (each framework's safe reduced precision; Osprey's fast is "
+                  "bf16 convolutions and matrix products). One value benches one model at it")
       ->check(CLI::IsMember({"fp32", "fast"}))
       ->delimiter(',')
       ->allow_extra_args(false)

@@ -7,6 +7,14 @@
 
 namespace osprey::cli {
 
+void add_precision_option(CLI::App* cmd, std::string* precision) {
+  cmd->add_option("--precision", *precision,
+                  "exact (float32) or fast (bf16 convolutions and matrix products with float32 "
+                  "accumulation; needs avx512_bf16 or AMX)")
+      ->check(CLI::IsMember({"exact", "fast"}))
+      ->capture_default_str();
+}
+
 CLI::Validator non_negative_integer() {
   return CLI::Validator(
       [](std::string& value) -> std::string {

@@ -24,6 +24,9 @@ struct InputArgs {
 // Validator for counts and seeds: digits only, with a short error message.
 CLI::Validator non_negative_integer();
 
+// Adds --precision exact|fast (SessionOptions::precision) to `cmd`, bound to `precision`.
+void add_precision_option(CLI::App* cmd, std::string* precision);
+
 // Adds --input, --shape, --seed and --random to `cmd`, bound to `args`.
 void add_input_options(CLI::App* cmd, InputArgs* args);
 // Parses the values bound by add_input_options.

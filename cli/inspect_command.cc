@@ -14,6 +14,7 @@ struct InspectArgs {
   std::string model;
   bool optimized = false;
   int level = SessionOptions{}.optimization_level;
+  std::string precision = "exact";
 };
 
 void print_infos(const char* title, const std::vector<TensorInfo>& infos) {
@@ -24,6 +25,7 @@ void print_infos(const char* title, const std::vector<TensorInfo>& infos) {
 Status inspect(const InspectArgs& args) {
   SessionOptions options;
   options.optimization_level = args.level;
+  options.precision = args.precision == "fast" ? Precision::kFast : Precision::kExact;
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(args.model, options));
   const Session& s = *m.session;
   const ModelStats& st = s.stats();
@@ -49,7 +51,8 @@ Status inspect(const InspectArgs& args) {
   std::printf("ops:%s\n", ops.empty() ? " (none)" : "");
   for (const auto& [op, n] : ops) std::printf("  %-*s %d\n", static_cast<int>(width), op.c_str(), n);
   if (args.optimized)
-    std::printf("\noptimized graph (optimization level %d):\n%s", args.level, s.graph_dump().c_str());
+    std::printf("\noptimized graph (optimization level %d, precision %s):\n%s", args.level,
+                args.precision.c_str(), s.graph_dump().c_str());
   return Status::Ok();
 }
 
@@ -63,6 +66,7 @@ Action add_inspect_command(CLI::App& app) {
   cmd->add_option("-O,--optimization-level", args->level, "Optimization level for --optimized (0 = as imported)")
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
+  add_precision_option(cmd, &args->precision);
   return [args] { return inspect(*args); };
 }
 

@@ -19,6 +19,7 @@ struct RunArgs {
   InputArgs in;
   std::string output_dir;
   int threads = 0;
+  std::string precision = "exact";
 };
 
 // Writes `t` as DIR/stem.npy; returns the path written (with a note for bfloat16).
@@ -40,6 +41,7 @@ Status run(const RunArgs& args) {
   OSPREY_ASSIGN_OR_RETURN(InputSpec spec, make_input_spec(args.in));
   SessionOptions options;
   options.threads = args.threads;
+  options.precision = args.precision == "fast" ? Precision::kFast : Precision::kExact;
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(args.model, options));
   const Session& session = *m.session;
   spec.generator.max_elements = session.options().max_tensor_elements;
@@ -120,6 +122,7 @@ Action add_run_command(CLI::App& app) {
   cmd->add_option("-t,--threads", args->threads, "Worker threads (0 = engine default)")
       ->check(non_negative_integer())
       ->capture_default_str();
+  add_precision_option(cmd, &args->precision);
   return [args] { return run(*args); };
 }
 

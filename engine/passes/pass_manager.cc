@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "passes/compute_precision.h"
 #include "passes/graph_dump.h"
 
 namespace osprey::passes {
@@ -115,7 +116,8 @@ Status PassManager::run(ir::Graph& g) {
 
 Status optimize(ir::Graph& g, const SessionOptions& options) {
   auto pm = PassManager::with_default_passes(PassManagerOptions::from_session(options));
-  return pm.run(g);
+  OSPREY_RETURN_IF_ERROR(pm.run(g));
+  return apply_precision(g, options.precision, options.optimization_level).status();
 }
 
 }  // namespace osprey::passes

@@ -68,7 +68,8 @@ class PassManager {
   std::vector<PassRecord> records_;
 };
 
-// What Session runs after import: the default passes at the session's optimization level.
+// What Session runs after import: the default passes at the session's optimization level,
+// then the precision mode (apply_precision: fast mode marks the products for bf16).
 Status optimize(ir::Graph& g, const SessionOptions& options);
 
 }  // namespace osprey::passes

@@ -378,9 +378,9 @@ Result<EngineParameters> engine_parameters(const ModelConfig& config) {
     } else if (key == "optimization_level") {
       OSPREY_ASSIGN_OR_RETURN(p.optimization_level, parse_int_parameter(key, value, 0, 3));
     } else if (key == "precision") {
-      if (value != "exact")
+      if (value != "exact" && value != "fast")
         return invalid_argument("parameters 'precision': '", value,
-                                "' is not supported (only \"exact\")");
+                                "' is not supported (\"exact\" or \"fast\")");
       p.precision = value;
     } else if (!processing::is_processing_parameter(key)) {
       return invalid_argument("parameters: unknown key '", key,

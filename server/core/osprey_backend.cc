@@ -125,6 +125,7 @@ Result<std::unique_ptr<LoadedModel>> OspreyBackend::load(const VersionSource& so
   SessionOptions session_options;
   session_options.threads = threads_per_instance(params.threads, options.total_threads, instances);
   session_options.optimization_level = params.optimization_level;
+  session_options.precision = params.precision == "fast" ? Precision::kFast : Precision::kExact;
   session_options.max_tensor_elements = options.max_tensor_elements;
   std::vector<std::unique_ptr<Session>> sessions;
   for (int i = 0; i < instances; ++i) {

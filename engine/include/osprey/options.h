@@ -6,6 +6,18 @@
 
 namespace osprey {
 
+// How convolutions and matrix products compute.
+//   kExact: float32 throughout (the default).
+//   kFast:  Conv, FusedConv, MatMul, FusedMatMul and Gemm read their operands rounded to
+//           bfloat16 and accumulate in float32 (outputs stay float32); every other op
+//           (softmax, normalization, reductions, element-wise) stays float32. Needs a CPU with
+//           avx512_bf16 or AMX-BF16: elsewhere the session load fails with kFailedPrecondition
+//           instead of running slower or in float32 unannounced.
+enum class Precision { kExact, kFast };
+
+// "exact" / "fast".
+const char* precision_name(Precision p);
+
 struct SessionOptions {
   // Worker threads for one run; 0 = what sched_getaffinity and the cgroup CPU quota allow.
   int threads = 0;
@@ -19,6 +31,7 @@ struct SessionOptions {
   // 0 = run the graph as imported; 1 = clean-ups and folds; 2 = also fusions into com.osprey
   // ops (see docs/ARCHITECTURE.md, Optimization passes).
   int optimization_level = 2;
+  Precision precision = Precision::kExact;
   // Upper bound on the elements of any one tensor (declared or computed). Shapes above
   // this are refused before anything is allocated.
   int64_t max_tensor_elements = int64_t{1} << 31;

@@ -7,6 +7,8 @@
 // channels-last convolutions runs without reorders (the channels_last pass makes such chains). Constant weights are reordered once per weights layout and kept in the node's
 // state, together with a small cache of primitives per input shape. FusedConv adds the bias,
 // the residual Z (sum post-op) and the activation (eltwise post-ops) inside the primitive.
+// With compute_precision = "bf16" (the session's fast mode) the source is converted to bf16
+// per run and the weights once, the primitive accumulates in f32 and writes f32.
 #include <cstring>
 #include <optional>
 
@@ -31,6 +33,7 @@ struct ConvEntry {
 struct ConvState final : KernelState {
   bool fused = false;
   bool channels_last = false;
+  bool bf16 = false;  // compute_precision = "bf16": bf16 source and weights, f32 accumulation
   Activation act;
   Tensor weights;  // the constant weights (shared storage), undefined when computed
   ShapeCache<ConvEntry> cache;
@@ -47,6 +50,7 @@ Result<std::shared_ptr<ConvState>> make_state(const KernelContext& ctx, bool fus
     if (cl != 0 && cl != 1) return invalid_argument("attribute channels_last must be 0 or 1, got ", cl);
     st->channels_last = cl == 1;
   }
+  OSPREY_ASSIGN_OR_RETURN(st->bf16, read_bf16_compute(ctx));
   if (ctx.has_input(1)) {
     OSPREY_RETURN_IF_ERROR(require_f32(ctx, 1, "W"));
     st->weights = ctx.input(1);
@@ -85,12 +89,15 @@ Shape channels_last_of(const Shape& s) {
   return out;
 }
 
+memory::format_tag channels_last_tag(size_t rank) {
+  return rank == 3 ? memory::format_tag::nwc
+         : rank == 4 ? memory::format_tag::nhwc
+                     : memory::format_tag::ndhwc;
+}
+
 memory::desc boundary_desc(const Dims& dims, bool channels_last) {
   if (!channels_last) return plain_desc(dims);
-  const auto tag = dims.size() == 3   ? memory::format_tag::nwc
-                   : dims.size() == 4 ? memory::format_tag::nhwc
-                                      : memory::format_tag::ndhwc;
-  return memory::desc(dims, memory::data_type::f32, tag);
+  return memory::desc(dims, memory::data_type::f32, channels_last_tag(dims.size()));
 }
 
 Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvState& st, int threads,
@@ -149,9 +156,13 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
 
   use_threads(threads);
   // Channels-last tensors go in and out as they are; NCHW ones in the primitive's choice.
-  const memory::desc src_any = cl ? e->src_plain : memory::desc(src_dims, f32, any),
+  // In bf16 compute the source and weights are bf16 (the source converted per run, in the
+  // same layout when channels-last); the destination stays f32.
+  const auto in_type = st.bf16 ? memory::data_type::bf16 : f32;
+  const memory::desc src_any = cl ? memory::desc(src_dims, in_type, channels_last_tag(src_dims.size()))
+                                  : memory::desc(src_dims, in_type, any),
                      dst_any = cl ? e->dst_plain : memory::desc(dst_dims, f32, any),
-                     w_any(w_dims, f32, any);
+                     w_any(w_dims, in_type, any);
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto alg = dnnl::algorithm::convolution_direct;
   auto desc = has_bias ? dnnl::convolution_forward::desc(prop, alg, src_any, w_any, e->bias_md,
@@ -201,7 +212,7 @@ Status run_conv(KernelContext& ctx, bool fused) {
                         st->weights.shape() == w.shape();
   const int threads = kernel_threads(ctx);
   const bool has_bias = ctx.has_input(2), has_z = fused && ctx.has_input(3);
-  std::vector<int64_t> key = {threads, packable, has_bias, has_z, -1};
+  std::vector<int64_t> key = {threads, packable, has_bias, has_z, st->bf16, -1};
   key.insert(key.end(), x.shape().begin(), x.shape().end());
   key.push_back(-1);
   key.insert(key.end(), w.shape().begin(), w.shape().end());

@@ -107,6 +107,13 @@ dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
+Result<bool> read_bf16_compute(const KernelContext& ctx) {
+  const std::string p = ctx.attr_string("compute_precision", "fp32");
+  if (p != "fp32" && p != "bf16")
+    return invalid_argument("attribute compute_precision must be \"fp32\" or \"bf16\", got \"", p, "\"");
+  return p == "bf16";
+}
+
 Status require_f32(const KernelContext& ctx, int i, const char* what) {
   if (!ctx.has_input(i)) return Status::Ok();
   if (!ctx.input_value(i).is_tensor() || ctx.input(i).dtype() != DType::kFloat32)

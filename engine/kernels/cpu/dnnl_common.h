@@ -118,6 +118,10 @@ class ShapeCache {
 // Plain row-major descriptor of float32 `dims`.
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims);
 
+// The node's compute_precision attribute (set by the session in fast mode): true for "bf16",
+// false when absent or "fp32"; any other value is an error naming it.
+Result<bool> read_bf16_compute(const KernelContext& ctx);
+
 // Checks that input i, when present, is a float32 tensor.
 Status require_f32(const KernelContext& ctx, int i, const char* what);
 

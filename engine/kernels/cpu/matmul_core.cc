@@ -9,8 +9,8 @@ using dnnl::memory;
 
 struct MatMulEntry {
   dnnl::matmul prim;
-  memory::desc a_md, b_plain, b_md, bias_md, y_md, scratch_md;
-  std::optional<dnnl::reorder> b_reorder;
+  memory::desc a_md, a_compute, b_plain, b_md, bias_md, y_md, scratch_md;
+  std::optional<dnnl::reorder> a_reorder, b_reorder;  // f32 -> the primitive's type/layout
   memory packed_b;  // B in b_md when it is constant; empty otherwise
 };
 
@@ -29,9 +29,13 @@ Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2
   e->b_plain = matrix_desc(p.K, p.N, p.trans_b);
   e->y_md = matrix_desc(p.M, p.N, false);
   if (p.has_bias) e->bias_md = matrix_desc(1, p.N, false);
+  const auto bf16 = memory::data_type::bf16;
+  e->a_compute = st.bf16 ? memory::desc({p.M, p.K}, bf16, memory::format_tag::ab) : e->a_md;
   const memory::desc b_req =
-      packable ? memory::desc({p.K, p.N}, memory::data_type::f32, memory::format_tag::any)
-               : e->b_plain;
+      packable ? memory::desc({p.K, p.N}, st.bf16 ? bf16 : memory::data_type::f32,
+                              memory::format_tag::any)
+      : st.bf16 ? memory::desc({p.K, p.N}, bf16, memory::format_tag::ab)
+                : e->b_plain;
   dnnl::post_ops ops;
   if (p.beta != 0.0f) ops.append_sum(p.beta);
   append_activation(st.act, &ops);
@@ -40,12 +44,13 @@ Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2
   attr.set_post_ops(ops);
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   use_threads(threads);
-  auto desc = p.has_bias ? dnnl::matmul::desc(e->a_md, b_req, e->bias_md, e->y_md)
-                         : dnnl::matmul::desc(e->a_md, b_req, e->y_md);
+  auto desc = p.has_bias ? dnnl::matmul::desc(e->a_compute, b_req, e->bias_md, e->y_md)
+                         : dnnl::matmul::desc(e->a_compute, b_req, e->y_md);
   dnnl::matmul::primitive_desc pd(desc, attr, dnnl_engine());
   e->prim = dnnl::matmul(pd);
   e->b_md = pd.weights_desc();
   e->scratch_md = pd.scratchpad_desc();
+  if (e->a_compute != e->a_md) e->a_reorder = make_reorder(e->a_md, e->a_compute);
   if (e->b_md != e->b_plain) e->b_reorder = make_reorder(e->b_plain, e->b_md);
   if (packable) {
     for (const auto& [md, mem] : st.packed)
@@ -66,25 +71,32 @@ Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2
 Result<std::shared_ptr<const MatMulEntry>> entry_for(MatMulState& st, const Product2D& p,
                                                      int threads, bool packable) {
   const std::vector<int64_t> key = {
-      threads, p.M, p.K, p.N, p.trans_a, p.trans_b, p.has_bias, p.beta != 0.0f, packable};
+      threads, p.M, p.K, p.N, p.trans_a, p.trans_b, p.has_bias, p.beta != 0.0f, packable, st.bf16};
   return st.cache.get(key, [&] { return build(st, p, threads, packable); });
 }
 
 void run_one(const MatMulEntry& e, const Product2D& p, const float* a, const float* b,
              const float* bias, float* y) {
   std::unordered_map<int, memory> args;
-  Buffer b_buf;
+  Buffer a_buf, b_buf;
+  memory am = wrap(e.a_md, a);
+  if (e.a_reorder) {
+    a_buf = Buffer(e.a_compute.get_size());
+    memory m = wrap(e.a_compute, a_buf.data());
+    run_reorder(*e.a_reorder, am, m);
+    am = m;
+  }
   memory bm;
   if (e.packed_b) {
     bm = e.packed_b;
-  } else if (e.b_reorder) {  // not expected for a plain B request; kept for completeness
+  } else if (e.b_reorder) {  // a computed B in bf16 compute
     b_buf = Buffer(e.b_md.get_size());
     bm = wrap(e.b_md, b_buf.data());
     run_reorder(*e.b_reorder, wrap(e.b_plain, b), bm);
   } else {
     bm = wrap(e.b_plain, b);
   }
-  args.emplace(DNNL_ARG_SRC, wrap(e.a_md, a));
+  args.emplace(DNNL_ARG_SRC, am);
   args.emplace(DNNL_ARG_WEIGHTS, bm);
   args.emplace(DNNL_ARG_DST, wrap(e.y_md, y));
   if (p.has_bias) args.emplace(DNNL_ARG_BIAS, wrap(e.bias_md, bias));
@@ -93,8 +105,9 @@ void run_one(const MatMulEntry& e, const Product2D& p, const float* a, const flo
 
 }  // namespace
 
-std::shared_ptr<MatMulState> make_matmul_state(const KernelContext& ctx, int b_index) {
+Result<std::shared_ptr<MatMulState>> make_matmul_state(const KernelContext& ctx, int b_index) {
   auto st = std::make_shared<MatMulState>();
+  OSPREY_ASSIGN_OR_RETURN(st->bf16, read_bf16_compute(ctx));
   if (ctx.has_input(b_index) && ctx.input_value(b_index).is_tensor() &&
       ctx.input(b_index).dtype() == DType::kFloat32 && ctx.input(b_index).rank() == 2)
     st->weights = ctx.input(b_index);

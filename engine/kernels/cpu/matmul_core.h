@@ -1,7 +1,9 @@
 // One 2-D matrix product on oneDNN's matmul primitive, shared by MatMul, Gemm and
 // FusedMatMul: Y[M,N] = alpha * op(A) op(B) (+ bias[N]) (+ beta * Y as it was) then the
 // activation. The primitive per problem shape is cached in the node's state; a constant B is
-// reordered once into the layout the primitive prefers.
+// reordered once into the layout the primitive prefers. In bf16 compute (the node's
+// compute_precision = "bf16") A and a computed B are converted to bf16 per run, a constant B
+// once; accumulation and Y stay f32.
 #pragma once
 
 #include <memory>
@@ -23,14 +25,16 @@ struct MatMulEntry;
 
 struct MatMulState final : KernelState {
   Activation act;
+  bool bf16 = false;  // bf16 operands, f32 accumulation
   Tensor weights;  // constant B (shared storage); undefined when B is computed
   ShapeCache<MatMulEntry> cache;
   // Constant B reordered into each layout a primitive asked for (under cache's lock).
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> packed;
 };
 
-// The prepared state for a node whose B is input `b_index` (constant or not).
-std::shared_ptr<MatMulState> make_matmul_state(const KernelContext& ctx, int b_index);
+// The prepared state for a node whose B is input `b_index` (constant or not); fails on a bad
+// compute_precision attribute.
+Result<std::shared_ptr<MatMulState>> make_matmul_state(const KernelContext& ctx, int b_index);
 
 // Runs the product. `b` is the node's B input; it is used in its prepacked form when it is
 // the state's constant weights. `a`, `b`, `bias`, `y` are float32 data in the layouts `p`

@@ -3,7 +3,8 @@
 // product, with a constant B prepacked once; other batched MatMuls run one product per batch
 // (numpy broadcasting of the batch dims). Gemm maps alpha to an output scale and beta * C to a
 // sum post-op (or a bias when C is a row and alpha = beta = 1). FusedMatMul adds bias, the
-// residual Z and the activation inside the primitive.
+// residual Z and the activation inside the primitive. All of them honour compute_precision
+// (see matmul_core.h).
 #include <cstring>
 
 #include "kernels/cpu/matmul_core.h"
@@ -12,9 +13,10 @@
 namespace osprey::cpu {
 namespace {
 
-MatMulState* state_or(KernelContext& ctx, std::shared_ptr<MatMulState>& local, int b_index) {
+Result<MatMulState*> state_or(KernelContext& ctx, std::shared_ptr<MatMulState>& local,
+                              int b_index) {
   if (auto* st = dynamic_cast<MatMulState*>(ctx.state())) return st;
-  local = make_matmul_state(ctx, b_index);
+  OSPREY_ASSIGN_OR_RETURN(local, make_matmul_state(ctx, b_index));
   local->weights = Tensor();  // nothing to reuse outside a session: no prepacking
   return local.get();
 }
@@ -53,7 +55,7 @@ Status matmul(KernelContext& ctx) {
     return Status::Ok();
   }
   std::shared_ptr<MatMulState> local;
-  MatMulState* st = state_or(ctx, local, 1);
+  OSPREY_ASSIGN_OR_RETURN(MatMulState * st, state_or(ctx, local, 1));
   const int threads = kernel_threads(ctx);
   bool b_single = true;
   for (int64_t v : bb) b_single = b_single && v == 1;
@@ -88,7 +90,7 @@ Status fused_matmul(KernelContext& ctx) {
   Activation act;
   if (!st) {
     OSPREY_RETURN_IF_ERROR(read_activation(ctx, &act));
-    st = state_or(ctx, local, 1);
+    OSPREY_ASSIGN_OR_RETURN(st, state_or(ctx, local, 1));
     st->act = act;
   }
   if (!ctx.has_input(0) || !ctx.has_input(1)) return invalid_argument("A and B are required");
@@ -170,7 +172,7 @@ Status gemm(KernelContext& ctx) {
   if (Y.numel() == 0) return Status::Ok();
   OSPREY_RETURN_IF_ERROR(check_k(p.K, "Gemm"));
   std::shared_ptr<MatMulState> local;
-  MatMulState* st = state_or(ctx, local, 1);
+  OSPREY_ASSIGN_OR_RETURN(MatMulState * st, state_or(ctx, local, 1));
   const float* c = use_c ? ctx.input(2).data<float>() : nullptr;
   if (use_c && p.alpha == 1.0f && beta == 1.0f && rs == 0 && cs == 1) {
     p.has_bias = true;  // a row of N values: the primitive's bias
@@ -186,15 +188,16 @@ Status gemm(KernelContext& ctx) {
 }
 
 Result<std::shared_ptr<KernelState>> prepare_matmul(const KernelContext& ctx) {
-  return std::shared_ptr<KernelState>(make_matmul_state(ctx, 1));
+  OSPREY_ASSIGN_OR_RETURN(auto st, make_matmul_state(ctx, 1));
+  return std::shared_ptr<KernelState>(std::move(st));
 }
 
 Result<std::shared_ptr<KernelState>> prepare_gemm(const KernelContext& ctx) {
-  return std::shared_ptr<KernelState>(make_matmul_state(ctx, 1));
+  return prepare_matmul(ctx);
 }
 
 Result<std::shared_ptr<KernelState>> prepare_fused_matmul(const KernelContext& ctx) {
-  auto st = make_matmul_state(ctx, 1);
+  OSPREY_ASSIGN_OR_RETURN(auto st, make_matmul_state(ctx, 1));
   OSPREY_RETURN_IF_ERROR(read_activation(ctx, &st->act));
   return std::shared_ptr<KernelState>(std::move(st));
 }

@@ -1,0 +1,48 @@
+#include "kernels/cpu/cpu_capabilities.h"
+
+#include "kernels/cpu/dnnl_common.h"
+
+namespace osprey::cpu {
+namespace {
+
+struct Probe {
+  bool native = false;
+  std::string impl;
+};
+
+Probe run_probe() {
+  Probe p;
+  try {
+    using dnnl::memory;
+    const memory::dims a = {64, 64}, b = {64, 64}, c = {64, 64};
+    const memory::desc a_md(a, memory::data_type::bf16, memory::format_tag::ab);
+    const memory::desc b_md(b, memory::data_type::bf16, memory::format_tag::any);
+    const memory::desc c_md(c, memory::data_type::f32, memory::format_tag::ab);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), dnnl_engine());
+    p.impl = pd.impl_info_str();
+    // Native kernels name their ISA: "brg:avx512_core_amx_bf16", "brg:avx512_core_bf16". On a
+    // CPU without bf16 instructions oneDNN answers "gemm:jit" (bf16 emulated on avx512_core,
+    // slower than float32) or "ref:any".
+    p.native = p.impl.find("bf16") != std::string::npos || p.impl.find("amx") != std::string::npos;
+  } catch (const dnnl::error& e) {
+    p.impl = std::string("no bf16 matmul: ") + e.what();
+  }
+  return p;
+}
+
+const Probe& probe() {
+  static const Probe p = run_probe();
+  return p;
+}
+
+}  // namespace
+
+bool bf16_compute_available() {
+  return probe().native;
+}
+
+const std::string& bf16_probe_implementation() {
+  return probe().impl;
+}
+
+}  // namespace osprey::cpu

@@ -1,0 +1,18 @@
+// What the oneDNN CPU kernels can do on this machine (no oneDNN types: passes and the session
+// ask without including oneDNN).
+#pragma once
+
+#include <string>
+
+namespace osprey::cpu {
+
+// True when oneDNN runs bfloat16 matrix products with a native implementation here (a CPU
+// with avx512_bf16 or AMX-BF16 whose register state the OS enabled), not a reference or
+// emulated one. Checked once by creating a small bf16 matmul primitive; cached.
+bool bf16_compute_available();
+
+// The implementation oneDNN picked for that probe ("brg:avx512_core_amx", "ref:any", ...), or
+// the error it gave; for messages.
+const std::string& bf16_probe_implementation();
+
+}  // namespace osprey::cpu

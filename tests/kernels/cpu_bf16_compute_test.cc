@@ -1,0 +1,103 @@
+// compute_precision = "bf16" on the oneDNN Conv / FusedConv / MatMul / FusedMatMul / Gemm: the
+// result stays within bf16 rounding of the float32 reference, and it really is computed in
+// bf16 (it differs from the float32 fast kernel's result, which a silent float32 fallback
+// would reproduce). Prepared (constant weights) and unprepared, 1 and 2 threads.
+// On a CPU without native bf16 these tests are skipped with the reason: the session refuses
+// fast mode there (see session_precision_test.cc), so the kernels never see the attribute.
+#include <gtest/gtest.h>
+
+#include "cpu_test_harness.h"
+#include "kernels/cpu/cpu_capabilities.h"
+
+namespace osprey::testing {
+namespace {
+
+// bf16 keeps 8 significant bits: each operand is off by up to 2^-9 relative, so a K-term dot
+// product of values in [-1, 1) is off by well under 1% of the output's scale.
+constexpr double kBf16Tol = 1.5e-2;
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    worst = std::max(worst, std::fabs(static_cast<double>(a.data<float>()[i]) - b.data<float>()[i]));
+  return worst;
+}
+
+// Runs `op` in bf16 (prepared with `constant_index` constant when >= 0, and unprepared) and in
+// float32 on the fast kernel, and checks both against the reference.
+void check_bf16(const std::string& op, const std::string& domain, Attrs attrs,
+                const std::vector<Tensor>& in, int constant_index) {
+  if (!cpu::bf16_compute_available())
+    GTEST_SKIP() << "no native bf16 here (oneDNN offers '" << cpu::bf16_probe_implementation() << "')";
+  static ThreadPool pool2(2);
+  const int opset = domain.empty() ? 13 : 1;
+  NodeRunner ref(op, domain, opset, attrs, Device::ref);
+  auto want = ref.run(in);
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  NodeRunner exact(op, domain, opset, attrs, Device::cpu);
+  auto f32 = exact.run(in);
+  ASSERT_TRUE(f32.ok()) << f32.status().to_string();
+  expect_close(*f32, *want);
+
+  attrs["compute_precision"] = string_attr("bf16");
+  std::vector<Tensor> constants(in.size());
+  if (constant_index >= 0) constants[static_cast<size_t>(constant_index)] = in[static_cast<size_t>(constant_index)];
+  NodeRunner prepared(op, domain, opset, attrs, Device::cpu, constants);
+  NodeRunner unprepared(op, domain, opset, attrs, Device::cpu);
+  ASSERT_TRUE(prepared.found());
+  ASSERT_TRUE(prepared.prepare_status().ok()) << prepared.prepare_status().to_string();
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2})
+    for (const NodeRunner* r : {&prepared, &unprepared}) {
+      auto got = r->run(in, pool);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      expect_close(*got, *want, kBf16Tol);
+      // bf16 rounding shows: a float32 computation would agree with `f32` to ~1e-6.
+      EXPECT_GT(max_abs_diff(*got, *f32), 1e-4) << op << ": the bf16 result equals float32's";
+    }
+}
+
+TEST(CpuBf16, ConvNchwAndGrouped) {
+  check_bf16("Conv", "", {{"pads", ints_attr({1, 1, 1, 1})}},
+             {random_tensor({1, 16, 9, 9}, 1), random_tensor({24, 16, 3, 3}, 2), random_tensor({24}, 3)}, 1);
+  check_bf16("Conv", "", {{"group", int_attr(4)}, {"strides", ints_attr({2, 2})}},
+             {random_tensor({2, 16, 10, 10}, 4), random_tensor({32, 4, 3, 3}, 5)}, 1);
+}
+
+TEST(CpuBf16, ChannelsLastFusedConvWithResidualAndActivation) {
+  // NHWC X [1, 8, 8, 32], W [32, 32, 1, 1], Z [1, 8, 8, 32], Relu.
+  const Attrs attrs = {{"channels_last", int_attr(1)}, {"activation", string_attr("Relu")}};
+  check_bf16("FusedConv", "com.osprey", attrs,
+             {random_tensor({1, 8, 8, 32}, 6), random_tensor({32, 32, 1, 1}, 7), random_tensor({32}, 8),
+              random_tensor({1, 8, 8, 32}, 9)},
+             1);
+  // Depthwise 3x3, channels-last.
+  check_bf16("FusedConv", "com.osprey",
+             {{"channels_last", int_attr(1)}, {"group", int_attr(32)}, {"pads", ints_attr({1, 1, 1, 1})}},
+             {random_tensor({1, 7, 7, 32}, 10), random_tensor({32, 1, 3, 3}, 11)}, 1);
+}
+
+TEST(CpuBf16, MatMulConstantAndComputedB) {
+  check_bf16("MatMul", "", {}, {random_tensor({2, 12, 64}, 12), random_tensor({64, 48}, 13)}, 1);
+  // Attention-like batched product: B computed, one product per batch.
+  check_bf16("MatMul", "", {}, {random_tensor({2, 3, 16, 32}, 14), random_tensor({2, 3, 32, 16}, 15)}, -1);
+}
+
+TEST(CpuBf16, GemmAndFusedMatMul) {
+  check_bf16("Gemm", "", {{"transA", int_attr(1)}, {"transB", int_attr(1)}, {"alpha", float_attr(0.5f)}, {"beta", float_attr(2.0f)}},
+             {random_tensor({40, 9}, 16), random_tensor({33, 40}, 17), random_tensor({9, 33}, 18)}, 1);
+  check_bf16("FusedMatMul", "com.osprey", {{"activation", string_attr("Relu")}},
+             {random_tensor({5, 96}, 19), random_tensor({96, 40}, 20), random_tensor({40}, 21)}, 1);
+}
+
+TEST(CpuBf16, UnknownComputePrecisionIsAnError) {
+  NodeRunner r("MatMul", "", 13, {{"compute_precision", string_attr("fp8")}}, Device::cpu);
+  ASSERT_TRUE(r.found());
+  auto got = r.run({random_tensor({2, 4}, 1), random_tensor({4, 3}, 2)});
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("compute_precision must be \"fp32\" or \"bf16\", got \"fp8\""),
+            std::string::npos)
+      << got.status().to_string();
+}
+
+}  // namespace
+}  // namespace osprey::testing

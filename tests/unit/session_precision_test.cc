@@ -1,0 +1,110 @@
+// SessionOptions::precision: fast mode marks the convolutions and matrix products for bf16,
+// leaves every other op alone, stays close to exact mode's outputs (but is not exact mode
+// under another name), and is refused where it cannot be honoured.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernels/cpu/cpu_capabilities.h"
+#include "model_builder.h"
+#include "osprey/session.h"
+
+namespace osprey::testing {
+namespace {
+
+std::vector<float> pattern(size_t n, float scale) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * std::sin(0.37f * static_cast<float>(i) + 0.1f);
+  return v;
+}
+
+// x [1,8,6,6] -> Conv 3x3 (16) -> Relu -> GlobalAveragePool -> Flatten -> MatMul [16,10] -> Softmax
+std::string conv_matmul_model() {
+  ModelBuilder m;
+  m.input("x", onnx::TensorProto::FLOAT, {1, 8, 6, 6}).output("y");
+  m.initializer("W", {16, 8, 3, 3}, pattern(16 * 8 * 9, 0.2f));
+  m.initializer("B", {16, 10}, pattern(160, 0.5f));
+  auto& c = m.node("Conv", {"x", "W"}, {"c"});
+  auto* pads = c.add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  m.node("Relu", {"c"}, {"r"});
+  m.node("GlobalAveragePool", {"r"}, {"p"});
+  m.node("Flatten", {"p"}, {"f"});
+  m.node("MatMul", {"f", "B"}, {"l"});
+  m.node("Softmax", {"l"}, {"y"});
+  return m.bytes();
+}
+
+Tensor input() {
+  Tensor t(DType::kFloat32, {1, 8, 6, 6});
+  const auto v = pattern(static_cast<size_t>(t.numel()), 1.0f);
+  std::copy(v.begin(), v.end(), t.data<float>());
+  return t;
+}
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+TEST(SessionPrecision, NamesAndDefault) {
+  EXPECT_EQ(SessionOptions{}.precision, Precision::kExact);
+  EXPECT_STREQ(precision_name(Precision::kExact), "exact");
+  EXPECT_STREQ(precision_name(Precision::kFast), "fast");
+}
+
+TEST(SessionPrecision, FastModeAtLevelZeroIsRefused) {
+  SessionOptions o;
+  o.optimization_level = 0;
+  o.precision = Precision::kFast;
+  auto s = Session::load_from_bytes(conv_matmul_model(), o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.status().message().find("optimization level >= 1"), std::string::npos)
+      << s.status().to_string();
+}
+
+TEST(SessionPrecision, FastModeMarksProductsAndStaysClose) {
+  SessionOptions exact_o, fast_o;
+  fast_o.precision = Precision::kFast;
+  auto fast = Session::load_from_bytes(conv_matmul_model(), fast_o);
+  if (!cpu::bf16_compute_available()) {
+    // Refused, with the reason, rather than run in float32 under the name "fast".
+    ASSERT_FALSE(fast.ok());
+    EXPECT_EQ(fast.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(fast.status().message().find("native bfloat16"), std::string::npos);
+    GTEST_SKIP() << "no native bf16 on this CPU: checked that fast mode is refused";
+  }
+  ASSERT_TRUE(fast.ok()) << fast.status().to_string();
+  auto exact = Session::load_from_bytes(conv_matmul_model(), exact_o);
+  ASSERT_TRUE(exact.ok()) << exact.status().to_string();
+
+  const std::string dump = (*fast)->graph_dump();
+  EXPECT_EQ(count(dump, "compute_precision=\"bf16\"") + count(dump, "compute_precision=bf16"), 2u) << dump;
+  EXPECT_EQ(count((*exact)->graph_dump(), "compute_precision"), 0u);
+
+  auto yf = (*fast)->run({{"x", input()}});
+  auto ye = (*exact)->run({{"x", input()}});
+  ASSERT_TRUE(yf.ok()) << yf.status().to_string();
+  ASSERT_TRUE(ye.ok()) << ye.status().to_string();
+  const Tensor& a = (*yf)[0].second;
+  const Tensor& b = (*ye)[0].second;
+  ASSERT_EQ(a.shape(), b.shape());
+  double dot = 0, na = 0, nb = 0, worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.data<float>()[i], y = b.data<float>()[i];
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+    worst = std::max(worst, std::fabs(x - y));
+  }
+  EXPECT_GE(dot / std::sqrt(na * nb), 0.999);
+  EXPECT_LT(worst, 1e-2);
+  EXPECT_GT(worst, 0.0) << "fast mode gave exactly the float32 result";
+}
+
+}  // namespace
+}  // namespace osprey::testing
