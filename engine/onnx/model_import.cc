@@ -18,6 +18,7 @@ struct Importer {
   const OpsetMap& opsets;
   std::string dir;
   int64_t max_elements;
+  const std::vector<std::optional<RawDataInFile>>* raw_in_file;  // main graph's initializers
 
   Status import_attribute(onnx::AttributeProto& a, ir::Attribute* out);
   Status import_graph(onnx::GraphProto& g, ir::Graph* out, bool is_subgraph);
@@ -97,11 +98,18 @@ Status Importer::import_attribute(onnx::AttributeProto& a, ir::Attribute* out) {
 
 Status Importer::import_graph(onnx::GraphProto& g, ir::Graph* out, bool is_subgraph) {
   out->name = g.name();
-  for (auto& init : *g.mutable_initializer()) {
+  for (int i = 0; i < g.initializer_size(); ++i) {
+    onnx::TensorProto& init = *g.mutable_initializer(i);
     if (init.name().empty()) return invalid_argument("an initializer has no name");
     const int id = out->add_value(init.name());
     if (out->initializers.count(id)) return invalid_argument("initializer '", init.name(), "' is defined twice");
-    OSPREY_ASSIGN_OR_RETURN(Tensor t, take_tensor_from_proto(&init, dir, max_elements));
+    const RawDataInFile* raw = nullptr;
+    if (!is_subgraph && raw_in_file && static_cast<size_t>(i) < raw_in_file->size() &&
+        (*raw_in_file)[static_cast<size_t>(i)])
+      raw = &*(*raw_in_file)[static_cast<size_t>(i)];
+    Result<Tensor> converted = raw ? tensor_from_proto(init, dir, max_elements, raw)
+                                   : take_tensor_from_proto(&init, dir, max_elements);
+    OSPREY_ASSIGN_OR_RETURN(Tensor t, std::move(converted));
     out->values[static_cast<size_t>(id)].type = {ir::ValueType::Kind::kTensor, t.dtype(), {}, true};
     for (int64_t d : t.shape()) out->values[static_cast<size_t>(id)].type.shape.push_back({d, ""});
     out->initializers[id] = std::move(t);
@@ -149,7 +157,6 @@ Status Importer::import_graph(onnx::GraphProto& g, ir::Graph* out, bool is_subgr
     if (o.name().empty()) return invalid_argument("a graph output has no name");
     out->outputs.push_back(out->add_value(o.name(), value_type_from_proto(o.type())));
   }
-  (void)is_subgraph;
   return Status::Ok();
 }
 
@@ -202,8 +209,9 @@ ir::ValueType value_type_from_proto(const onnx::TypeProto& t) {
   return vt;
 }
 
-Result<ImportedModel> import_model_proto(onnx::ModelProto& m, const std::string& model_dir,
-                                         const SessionOptions& options) {
+Result<ImportedModel> import_model_proto(
+    onnx::ModelProto& m, const std::string& model_dir, const SessionOptions& options,
+    const std::vector<std::optional<RawDataInFile>>* raw_in_file) {
   if (!m.has_graph()) return invalid_argument("model has no graph");
   if (m.functions_size() > 0) return unimplemented("model-local functions are not supported");
   OpsetMap opsets;
@@ -214,7 +222,7 @@ Result<ImportedModel> import_model_proto(onnx::ModelProto& m, const std::string&
     return unimplemented("default-domain opset ", def->second, " is not supported (supported: ",
                          kMinDefaultOpset, "-", kMaxDefaultOpset, ")");
 
-  Importer imp{opsets, model_dir, options.max_tensor_elements};
+  Importer imp{opsets, model_dir, options.max_tensor_elements, raw_in_file};
   auto graph = std::make_shared<ir::Graph>();
   OSPREY_RETURN_IF_ERROR(imp.import_graph(*m.mutable_graph(), graph.get(), false));
   OSPREY_RETURN_IF_ERROR(graph->finalize({}));

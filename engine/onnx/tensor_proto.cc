@@ -1,4 +1,7 @@
 // TensorProto (inline, raw and external data) -> Tensor.
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -74,17 +77,42 @@ Status fill_from_fields(const onnx::TensorProto& p, Tensor* t) {
   }
 }
 
-Status fill_from_bytes(const char* bytes, size_t n, Tensor* t) {
-  if (t->dtype() == DType::kString) return invalid_argument("string tensors cannot use raw_data");
-  if (n != t->nbytes())
+Status check_raw_size(size_t n, const Tensor& t) {
+  if (t.dtype() == DType::kString) return invalid_argument("string tensors cannot use raw_data");
+  if (n != t.nbytes())
     return invalid_argument("tensor raw data has ", n, " bytes but its shape ",
-                            shape_to_string(t->shape()), " of ", dtype_name(t->dtype()), " needs ",
-                            t->nbytes());
+                            shape_to_string(t.shape()), " of ", dtype_name(t.dtype()), " needs ",
+                            t.nbytes());
+  return Status::Ok();
+}
+
+void normalize_bools(Tensor* t) {  // 0/1 only, so bool loads are well defined
+  if (t->dtype() != DType::kBool) return;
+  auto* b = static_cast<uint8_t*>(t->raw_data());
+  for (size_t i = 0; i < t->nbytes(); ++i) b[i] = b[i] ? 1 : 0;
+}
+
+Status fill_from_bytes(const char* bytes, size_t n, Tensor* t) {
+  OSPREY_RETURN_IF_ERROR(check_raw_size(n, *t));
   if (n) std::memcpy(t->raw_data(), bytes, n);
-  if (t->dtype() == DType::kBool) {  // normalize to 0/1 so bool loads are well defined
-    auto* b = static_cast<uint8_t*>(t->raw_data());
-    for (size_t i = 0; i < n; ++i) b[i] = b[i] ? 1 : 0;
+  normalize_bools(t);
+  return Status::Ok();
+}
+
+Status fill_from_file(const RawDataInFile& raw, Tensor* t) {
+  OSPREY_RETURN_IF_ERROR(check_raw_size(static_cast<size_t>(raw.length), *t));
+  auto* out = static_cast<char*>(t->raw_data());
+  int64_t done = 0;
+  while (done < raw.length) {
+    const ssize_t got = ::pread(raw.fd, out + done, static_cast<size_t>(raw.length - done),
+                                static_cast<off_t>(raw.offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0)
+      return invalid_argument("error reading raw data at offset ", raw.offset + done, ": ",
+                              got < 0 ? std::strerror(errno) : "unexpected end of file");
+    done += got;
   }
+  normalize_bools(t);
   return Status::Ok();
 }
 
@@ -124,7 +152,7 @@ Status fill_from_external(const onnx::TensorProto& p, const std::string& dir, Te
 }  // namespace
 
 Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& dir,
-                                 int64_t max_elements) {
+                                 int64_t max_elements, const RawDataInFile* raw_in_file) {
   const std::string what = p.name().empty() ? std::string("tensor") : "tensor '" + p.name() + "'";
   if (p.has_segment()) return unimplemented(what, ": segmented tensors are not supported");
   auto dt = convert_dtype(p.data_type());
@@ -136,6 +164,8 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& 
   Status s;
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     s = fill_from_external(p, dir, &t.value());
+  } else if (raw_in_file) {
+    s = fill_from_file(*raw_in_file, &t.value());
   } else if (p.has_raw_data()) {
     s = fill_from_bytes(p.raw_data().data(), p.raw_data().size(), &t.value());
   } else {
