@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -22,9 +23,11 @@
 namespace osprey::onnx_import {
 
 namespace {
-// Large enough that a weight of hundreds of MB costs few read() calls, small enough to stay
-// in cache while protobuf copies it out.
+// Read buffer for the fields that are copied (the weights are skipped by seeking).
 constexpr int kReadBlockBytes = 256 << 10;
+// protobuf's limit on a serialized message (positions are int); larger models must keep their
+// weights in external data files.
+constexpr int64_t kMaxModelFileBytes = INT32_MAX;
 
 using google::protobuf::internal::WireFormatLite;
 using google::protobuf::io::CodedInputStream;
@@ -167,6 +170,9 @@ Result<ModelFile> ModelFile::open(const std::string& path) {
 Result<ImportedModel> import_model_file(ModelFile& file, const std::string& model_dir,
                                         const SessionOptions& options) {
   if (file.size() == 0) return invalid_argument("model is empty (0 bytes)");
+  if (file.size() > kMaxModelFileBytes)
+    return invalid_argument("model file has ", file.size(), " bytes, above protobuf's limit of ",
+                            kMaxModelFileBytes, " bytes; store the weights as external data");
   if (::lseek(file.fd(), 0, SEEK_SET) != 0)
     return invalid_argument("error reading ", file.path(), ": ", std::strerror(errno));
   std::string model_bytes;
