@@ -16,6 +16,8 @@
 //   - Add, Sub, Mul, Div whose two inputs are both channels-last and proven to have the same
 //     shape (no broadcasting across the permuted dims), or whose other input is a constant
 //     holding one value (rank <= 4);
+//   - a 2-D MaxPool of a channels-last value (Y only, no ceil_mode or dilation, pads below the
+//     kernel size) becomes com.osprey MaxPool with channels_last = 1 (oneDNN pools nhwc);
 //   - GlobalAveragePool of a channels-last value becomes ReduceMean over axes 1, 2 (keepdims),
 //     whose [N, 1, 1, C] result is transposed to the [N, C, 1, 1] readers expect (a copy of C
 //     values).
@@ -73,7 +75,36 @@ int default_opset(const ir::Graph& g) {
   return 13;
 }
 
-enum class Kind { kNone, kConv, kUnary, kBinary, kScalarBinary, kPool };
+enum class Kind { kNone, kConv, kUnary, kBinary, kScalarBinary, kPool, kMaxPool };
+
+// A 2-D MaxPool the channels-last com.osprey MaxPool computes the same way: Y only (no
+// Indices), row-major storage, no ceil_mode, no dilation, explicit pads below the kernel size
+// (so every window holds an input value).
+bool max_pool_candidate(const ir::Node& n) {
+  if (!is_op(n, "MaxPool") || n.inputs.size() != 1 || n.inputs[0] < 0 || n.outputs.empty() ||
+      n.outputs[0] < 0)
+    return false;
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] != ir::kNoValue) return false;
+  auto int_of = [&](const char* name, int64_t def) {
+    const ir::Attribute* a = n.find_attribute(name);
+    return a && a->type == ir::Attribute::Type::kInt ? a->i : (a ? -1 : def);
+  };
+  auto ints_of = [&](const char* name) {
+    const ir::Attribute* a = n.find_attribute(name);
+    return a && a->type == ir::Attribute::Type::kInts ? a->ints : std::vector<int64_t>{};
+  };
+  if (int_of("ceil_mode", 0) != 0 || int_of("storage_order", 0) != 0) return false;
+  const std::vector<int64_t> k = ints_of("kernel_shape");
+  if (k.size() != 2) return false;
+  for (int64_t d : ints_of("dilations"))
+    if (d != 1) return false;
+  const std::vector<int64_t> pads = ints_of("pads");
+  if (!pads.empty() && pads.size() != 4) return false;
+  for (size_t i = 0; i < pads.size(); ++i)
+    if (pads[i] < 0 || pads[i] >= k[i % 2]) return false;
+  return true;
+}
 
 // A constant holding one value, of rank <= 4: broadcasting it against an NHWC value is the same
 // as against the NCHW one (x + 3, x / 6 in a decomposed HardSwish).
@@ -127,6 +158,8 @@ class ChannelsLast final : public Pass {
       } else if (is_op(n, "GlobalAveragePool") && n.inputs.size() == 1 && n.outputs.size() == 1 &&
                  n.inputs[0] >= 0 && n.outputs[0] >= 0 && held[static_cast<size_t>(n.inputs[0])]) {
         k = Kind::kPool;
+      } else if (max_pool_candidate(n) && held[static_cast<size_t>(n.inputs[0])]) {
+        k = Kind::kMaxPool;
       }
       kind[i] = k;
       if (k != Kind::kNone && k != Kind::kPool) held[static_cast<size_t>(n.outputs[0])] = true;
@@ -147,6 +180,14 @@ class ChannelsLast final : public Pass {
         if (n.inputs[3] != ir::kNoValue) n.inputs[3] = twin_of(g, n.inputs[3]);
       } else if (kind[i] == Kind::kUnary) {
         n.inputs[0] = twin_of(g, n.inputs[0]);
+      } else if (kind[i] == Kind::kMaxPool) {
+        n.inputs[0] = twin_of(g, n.inputs[0]);
+        n.domain = kOspreyDomain;
+        n.opset = 1;
+        n.kernel = nullptr;
+        n.attributes.erase("storage_order");
+        n.attributes["channels_last"] = int_attr(1);
+        n.outputs.resize(1);
       } else if (kind[i] == Kind::kScalarBinary) {
         for (int& in : n.inputs)
           if (!single_value(g, in)) in = twin_of(g, in);

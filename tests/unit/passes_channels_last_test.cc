@@ -92,13 +92,13 @@ TEST(ChannelsLastTest, ScalarConstantOperandsStayInTheRegion) {
 }
 
 TEST(ChannelsLastTest, NchwReadersAndGraphOutputsGetTheOriginalValueBack) {
-  // c1 is a graph output and is read by MaxPool (stays NCHW) and by a second conv.
+  // c1 is a graph output and is read by AveragePool (stays NCHW) and by a second conv.
   ModelBuilder m;
   m.input("x", kF, {1, 3, 8, 8}).output("c1").output("mp").output("c2");
   m.initializer("W1", {4, 3, 3, 3}, values(108, -0.3f, 0.1f));
   m.initializer("W2", {4, 4, 3, 3}, values(144, 0.2f, -0.06f));
   conv(m, "x", "W1", "c1");
-  auto& mp = m.node("MaxPool", {"c1"}, {"mp"});
+  auto& mp = m.node("AveragePool", {"c1"}, {"mp"});
   auto* k = mp.add_attribute();
   k->set_name("kernel_shape");
   k->set_type(onnx::AttributeProto::INTS);
@@ -109,10 +109,10 @@ TEST(ChannelsLastTest, NchwReadersAndGraphOutputsGetTheOriginalValueBack) {
   auto g = expect_pass_preserves(m.bytes(), with_fusions(), in);
   ASSERT_TRUE(g);
   const std::string d = dump_graph(*g);
-  // In: x. Out: c1 once (shared by MaxPool and the output), c2.
+  // In: x. Out: c1 once (shared by AveragePool and the output), c2.
   EXPECT_EQ(count_op(*g, "Transpose"), 3) << d;
   EXPECT_NE(d.find("c1_nhwc -> c1  perm=[0,3,1,2]"), std::string::npos) << d;
-  EXPECT_NE(d.find("MaxPool 'MaxPool_mp': c1 -> mp"), std::string::npos) << d;
+  EXPECT_NE(d.find("AveragePool 'AveragePool_mp': c1 -> mp"), std::string::npos) << d;
   EXPECT_NE(d.find("c1_nhwc, W2"), std::string::npos) << d;  // the second conv reads the twin
   expect_session_levels_agree(m.bytes(), in, 2);
 }
@@ -163,6 +163,44 @@ TEST(ChannelsLastTest, NodesWithAbsentOperandsAreLeftAlone) {
   EXPECT_EQ(count_op(*g, "Relu"), 1) << d;
   EXPECT_EQ(count_op(*g, "GlobalAveragePool"), 1) << d;
   EXPECT_NE(d.find("Add 'add_absent_b': c, "), std::string::npos) << d;
+}
+
+TEST(ChannelsLastTest, MaxPoolBetweenConvolutionsStaysChannelsLast) {
+  // ResNet's stem: conv -> relu -> MaxPool 3x3/2 pad 1 -> conv; and a ceil_mode MaxPool, which
+  // stays an ONNX MaxPool in NCHW.
+  ModelBuilder m;
+  m.input("x", kF, {1, 3, 12, 12}).output("y").output("z");
+  m.initializer("W1", {8, 3, 3, 3}, values(216, -0.2f, 0.05f));
+  m.initializer("W2", {8, 8, 3, 3}, values(576, 0.1f, -0.03f));
+  conv(m, "x", "W1", "c1");
+  m.node("Relu", {"c1"}, {"r1"});
+  auto& mp = m.node("MaxPool", {"r1"}, {"p"});
+  auto add_ints = [](onnx::NodeProto& n, const char* name, std::vector<int64_t> v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+  };
+  add_ints(mp, "kernel_shape", {3, 3});
+  add_ints(mp, "strides", {2, 2});
+  add_ints(mp, "pads", {1, 1, 1, 1});
+  conv(m, "p", "W2", "y");
+  auto& ceil = m.node("MaxPool", {"r1"}, {"z"}, "ceil_pool");
+  add_ints(ceil, "kernel_shape", {2, 2});
+  add_ints(ceil, "strides", {2, 2});
+  auto* cm = ceil.add_attribute();
+  cm->set_name("ceil_mode");
+  cm->set_type(onnx::AttributeProto::INT);
+  cm->set_i(1);
+  const std::vector<NamedTensor> in = {{"x", ramp({1, 3, 12, 12})}};
+  auto g = expect_pass_preserves(m.bytes(), with_fusions(), in);
+  ASSERT_TRUE(g);
+  const std::string d = dump_graph(*g);
+  EXPECT_EQ(count_op(*g, "com.osprey.MaxPool"), 1) << d;
+  EXPECT_EQ(count_op(*g, "MaxPool"), 1) << d;  // the ceil_mode one
+  // x in; y out; r1 back to NCHW for the ceil_mode pool. Nothing around the converted pool.
+  EXPECT_EQ(count_op(*g, "Transpose"), 3) << d;
+  expect_session_levels_agree(m.bytes(), in, 2);
 }
 
 }  // namespace

@@ -10,6 +10,10 @@
 //                                 (or [N, K] when trans_b = 1), bias is [N], Z has Y's shape.
 //   Gelu(X)                       approximate = "none" (erf form) or "tanh".
 //   LayerNormalization(X, Scale, B?)  ONNX-17 LayerNormalization (axis, epsilon), output Y only.
+//   MaxPool(X)                    ONNX MaxPool's attributes and output Y (no Indices), plus
+//                                 channels_last = 1: X and Y are [N, spatial..., C] (the
+//                                 channels_last pass makes it); the oracle transposes around the
+//                                 reference MaxPool.
 //
 // activation: "" (none), Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Silu,
 // Gelu, GeluTanh. activation_params: Clip [min, max], LeakyRelu [alpha], HardSigmoid [alpha,
@@ -26,6 +30,7 @@
 namespace osprey::ref {
 
 Status conv(KernelContext& ctx);                 // conv.cc
+Status max_pool(KernelContext& ctx);             // pool.cc
 Status layer_normalization(KernelContext& ctx);  // normalization.cc
 
 namespace {
@@ -168,6 +173,34 @@ Status fused_conv(KernelContext& ctx) {
     OSPREY_ASSIGN_OR_RETURN(y, transposed(y, channels_perm(y.rank(), false)));
   }
   OSPREY_RETURN_IF_ERROR(add_residual_and_activate(ctx, 3, act, y));
+  ctx.set_output(0, std::move(y));
+  return Status::Ok();
+}
+
+Status channels_last_max_pool(KernelContext& ctx) {
+  OSPREY_RETURN_IF_ERROR(require_float32(ctx, 0, "X"));
+  const int64_t channels_last = ctx.attr_int("channels_last", 0);
+  if (channels_last != 0 && channels_last != 1)
+    return invalid_argument("attribute channels_last must be 0 or 1, got ", channels_last);
+  if (ctx.output_requested(1)) return invalid_argument("com.osprey MaxPool has no Indices output");
+  const Tensor& x = ctx.input(0);
+  if (!ctx.has_input(0)) return invalid_argument("input X is required");
+  if (channels_last && x.rank() < 3)
+    return invalid_argument("X has shape ", shape_to_string(x.shape()), "; channels_last needs rank >= 3");
+  Value x_first;
+  if (channels_last) {
+    OSPREY_ASSIGN_OR_RETURN(Tensor t, transposed(x, channels_perm(x.rank(), true)));
+    x_first = Value(std::move(t));
+  }
+  std::vector<Value> outputs(1);
+  KernelContext inner(ctx.node(), {channels_last ? &x_first : &ctx.input_value(0)}, &outputs,
+                      ctx.max_elements(), nullptr, ctx.pool());
+  OSPREY_RETURN_IF_ERROR(max_pool(inner));
+  if (!inner.attribute_error().empty()) return invalid_argument(inner.attribute_error());
+  Tensor y = outputs[0].tensor;
+  if (channels_last) {
+    OSPREY_ASSIGN_OR_RETURN(y, transposed(y, channels_perm(y.rank(), false)));
+  }
   ctx.set_output(0, std::move(y));
   return Status::Ok();
 }

@@ -1,0 +1,117 @@
+// com.osprey MaxPool (float32) on oneDNN's pooling: the channels-last max pool the
+// channels_last pass puts between channels-last convolutions (ResNet's stem), so that the
+// pool no longer needs a Transpose on each side. X and Y are [N, spatial..., C] when
+// channels_last = 1 (nwc / nhwc / ndhwc), [N, C, spatial...] otherwise. Attributes and
+// errors are ONNX MaxPool's (kernel_shape, strides, pads, auto_pad, dilations, ceil_mode);
+// there is no Indices output. The reference (reference/fused.cc, transposes around the
+// reference MaxPool) is its oracle. Primitives are cached per input shape in the node's state.
+#include "kernels/cpu/dnnl_common.h"
+#include "kernels/reference/nn_util.h"
+
+namespace osprey::cpu {
+namespace {
+
+using dnnl::memory;
+
+struct PoolEntry {
+  Shape out_shape;
+  memory::desc src, dst, scratch;
+  dnnl::pooling_v2_forward prim;
+};
+
+struct PoolState final : KernelState {
+  ShapeCache<PoolEntry> cache;
+};
+
+memory::desc layout_desc(const memory::dims& dims, bool channels_last) {
+  if (!channels_last) return plain_desc(dims);
+  const auto tag = dims.size() == 3   ? memory::format_tag::nwc
+                   : dims.size() == 4 ? memory::format_tag::nhwc
+                                      : memory::format_tag::ndhwc;
+  return memory::desc(dims, memory::data_type::f32, tag);
+}
+
+Result<std::shared_ptr<const PoolEntry>> build(const KernelContext& ctx, bool cl, int threads) {
+  const Tensor& x = ctx.input(0);
+  Shape xs = x.shape();  // as [N, C, spatial...]
+  if (cl) {
+    xs = {x.dim(0), x.dim(x.rank() - 1)};
+    xs.insert(xs.end(), x.shape().begin() + 1, x.shape().end() - 1);
+  }
+  ref::Window w;
+  w.in.assign(xs.begin() + 2, xs.end());
+  w.kernel = ctx.attr_ints("kernel_shape");
+  OSPREY_RETURN_IF_ERROR(ref::window_from_attrs(ctx, ctx.attr_int("ceil_mode", 0) != 0, &w));
+  auto e = std::make_shared<PoolEntry>();
+  Shape out = {xs[0], xs[1]};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  e->out_shape = out;
+  if (cl) {
+    e->out_shape = {out[0]};
+    e->out_shape.insert(e->out_shape.end(), out.begin() + 2, out.end());
+    e->out_shape.push_back(out[1]);
+  }
+  if (shape_numel(out) == 0) return std::shared_ptr<const PoolEntry>(e);
+  memory::dims strides, kernel, dil, pad_l, pad_r;
+  for (int64_t d = 0; d < w.nd; ++d) {
+    const auto i = static_cast<size_t>(d);
+    const int64_t ek = (w.kernel[i] - 1) * w.dilations[i] + 1;  // the window's extent
+    strides.push_back(w.strides[i]);
+    kernel.push_back(w.kernel[i]);
+    dil.push_back(w.dilations[i] - 1);
+    pad_l.push_back(w.pad_begin[i]);
+    // ceil_mode's last window may reach past the end padding: oneDNN wants it as padding.
+    pad_r.push_back(std::max(w.pad_end[i], (w.out[i] - 1) * w.strides[i] + ek - w.in[i] - w.pad_begin[i]));
+  }
+  e->src = layout_desc(memory::dims(xs.begin(), xs.end()), cl);
+  e->dst = layout_desc(memory::dims(out.begin(), out.end()), cl);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  use_threads(threads);
+  dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max,
+                                      e->src, e->dst, strides, kernel, dil, pad_l, pad_r);
+  dnnl::pooling_v2_forward::primitive_desc pd(desc, attr, dnnl_engine());
+  e->prim = dnnl::pooling_v2_forward(pd);
+  e->scratch = pd.scratchpad_desc();
+  return std::shared_ptr<const PoolEntry>(e);
+}
+
+}  // namespace
+
+Status channels_last_max_pool(KernelContext& ctx) {
+  if (!ctx.has_input(0)) return invalid_argument("input X is required");
+  OSPREY_RETURN_IF_ERROR(require_f32(ctx, 0, "X"));
+  if (ctx.output_requested(1)) return invalid_argument("com.osprey MaxPool has no Indices output");
+  const int64_t cl = ctx.attr_int("channels_last", 0);
+  if (cl != 0 && cl != 1) return invalid_argument("attribute channels_last must be 0 or 1, got ", cl);
+  if (!ctx.has_attr("kernel_shape")) return invalid_argument("attribute kernel_shape is required");
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 3 || x.rank() > 5)
+    return invalid_argument("X has shape ", shape_to_string(x.shape()),
+                            "; this kernel takes 1-D to 3-D pooling (rank 3 to 5)");
+  std::shared_ptr<PoolState> local;
+  auto* st = dynamic_cast<PoolState*>(ctx.state());
+  if (!st) {
+    local = std::make_shared<PoolState>();
+    st = local.get();
+  }
+  const int threads = kernel_threads(ctx);
+  std::vector<int64_t> key = {threads, -1};
+  key.insert(key.end(), x.shape().begin(), x.shape().end());
+  return guarded("max pool", [&]() -> Status {
+    OSPREY_ASSIGN_OR_RETURN(auto e, st->cache.get(key, [&] { return build(ctx, cl == 1, threads); }));
+    OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, e->out_shape));
+    if (y.numel() == 0) return Status::Ok();
+    if (x.numel() == 0) return invalid_argument("X has an empty dim but the output does not");
+    use_threads(threads);
+    execute(e->prim, {{DNNL_ARG_SRC, wrap(e->src, x.raw_data())}, {DNNL_ARG_DST, wrap(e->dst, y.raw_data())}},
+            e->scratch);
+    return Status::Ok();
+  });
+}
+
+Result<std::shared_ptr<KernelState>> prepare_channels_last_max_pool(const KernelContext&) {
+  return std::shared_ptr<KernelState>(std::make_shared<PoolState>());
+}
+
+}  // namespace osprey::cpu
