@@ -30,12 +30,12 @@ TIMEOUT_S = 900
 CASES = [(model, case) for model, per_model in sample_inputs.CASES.items() for case in per_model]
 
 
-def run_osprey(osprey_bin, model_path, feeds, workdir):
+def run_osprey(osprey_bin, model_path, feeds, workdir, extra_args=()):
     """Runs the CLI on `feeds`; returns {output name: array} for the files it wrote."""
     in_dir, out_dir = workdir / "inputs", workdir / "outputs"
     in_dir.mkdir()
     out_dir.mkdir()
-    cmd = [str(osprey_bin), "run", str(model_path)]
+    cmd = [str(osprey_bin), "run", str(model_path), *extra_args]
     for i, (name, value) in enumerate(feeds.items()):
         path = in_dir / f"{i}.npy"
         np.save(path, value)
