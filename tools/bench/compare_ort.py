@@ -5,7 +5,8 @@ For each model and thread count, rounds alternate A B A B: one `osprey bench --j
 (own process, same seeded inputs from tools/zoo/sample_inputs.py saved as .npy) and one
 onnxruntime run in this process (graph optimizations ALL, intra-op threads = N), each with
 the same warmup and iteration count. Reports the median over rounds of each side's p50 and
-the ratio Osprey / onnxruntime. Batch 1.
+the ratio Osprey / onnxruntime. Batch 1. `--precision fast` runs Osprey in its bf16 fast mode
+(onnxruntime stays float32: the issue's fast-mode target is a ratio to ORT's float32 p50).
 
     .venv/bin/python tools/bench/compare_ort.py --models mobilenetv2 resnet50 --threads 1 2
 """
@@ -54,8 +55,9 @@ def ort_p50(path, feeds, threads, warmup, iters):
     return statistics.median(times)
 
 
-def osprey_p50(osprey, path, inputs, threads, warmup, iters):
+def osprey_p50(osprey, path, inputs, threads, warmup, iters, precision):
     cmd = [str(osprey), "bench", str(path), "--json", "--threads", str(threads),
+           "--precision", "fast" if precision == "fast" else "fp32",
            "--warmup", str(warmup), "--iterations", str(iters)] + inputs
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return json.loads(out)["p50_ms"]
@@ -70,9 +72,11 @@ def main():
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--osprey", default=str(REPO / "build" / "cli" / "osprey"))
     ap.add_argument("--zoo", default=str(REPO / "models"))
+    ap.add_argument("--precision", choices=["exact", "fast"], default="exact",
+                    help="Osprey's precision mode (onnxruntime always runs float32)")
     args = ap.parse_args()
     print(f"onnxruntime {ort.__version__}; rounds {args.rounds} x (warmup {args.warmup}, "
-          f"iterations {args.iterations}); medians of per-round p50, ms")
+          f"iterations {args.iterations}); Osprey precision {args.precision}; medians of per-round p50, ms")
     print("| model | case | threads | Osprey p50 | onnxruntime p50 | ratio |")
     print("| --- | --- | --- | --- | --- | --- |")
     tmp = Path(tempfile.mkdtemp())
@@ -87,7 +91,8 @@ def main():
         for threads in args.threads:
             a, b = [], []
             for _ in range(args.rounds):
-                a.append(osprey_p50(args.osprey, path, inputs, threads, args.warmup, args.iterations))
+                a.append(osprey_p50(args.osprey, path, inputs, threads, args.warmup, args.iterations,
+                                    args.precision))
                 b.append(ort_p50(path, feeds, threads, args.warmup, args.iterations))
             ma, mb = statistics.median(a), statistics.median(b)
             print(f"| {model} | {case} | {threads} | {ma:.1f} | {mb:.1f} | {ma / mb:.2f}x |", flush=True)
