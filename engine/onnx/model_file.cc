@@ -4,6 +4,10 @@
 // initializer's bytes are then read from the file straight into its tensor. So the weights are
 // read once and held once: never as file bytes, proto strings and tensors at the same time.
 #include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,11 +16,6 @@
 #include <cstring>
 #include <filesystem>
 #include <utility>
-
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <google/protobuf/wire_format_lite.h>
 
 #include "onnx/onnx_internal.h"
 
@@ -56,7 +55,9 @@ bool enter(CodedInputStream& in, CodedInputStream::Limit* limit) {
 // Whether a loop over a message's fields (ReadTag() == 0) ended at the message's end, not at a
 // bad tag: the top-level message ends with the file, a nested one exactly at its limit (not at
 // the end of a truncated file).
-bool ended_at_file_end(CodedInputStream& in) { return in.ConsumedEntireMessage(); }
+bool ended_at_file_end(CodedInputStream& in) {
+  return in.ConsumedEntireMessage();
+}
 bool ended_at_limit(CodedInputStream& in) {
   return in.ConsumedEntireMessage() && in.BytesUntilLimit() == 0;
 }
@@ -162,7 +163,8 @@ Result<ModelFile> ModelFile::open(const std::string& path) {
   f.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (f.fd_ < 0) return not_found("cannot open ", path);
   struct stat st {};
-  if (::fstat(f.fd_, &st) != 0) return invalid_argument("error reading ", path, ": ", std::strerror(errno));
+  if (::fstat(f.fd_, &st) != 0)
+    return invalid_argument("error reading ", path, ": ", std::strerror(errno));
   f.size_ = static_cast<int64_t>(st.st_size);
   return f;
 }
@@ -182,8 +184,10 @@ Result<ImportedModel> import_model_file(ModelFile& file, const std::string& mode
     CodedInputStream in(&stream);
     const bool split = split_model(in, file, &model_bytes, &raw);
     if (stream.GetErrno() != 0)
-      return invalid_argument("error reading ", file.path(), ": ", std::strerror(stream.GetErrno()));
-    if (!split) return invalid_argument("model is not a valid ONNX protobuf (truncated or corrupt?)");
+      return invalid_argument("error reading ", file.path(), ": ",
+                              std::strerror(stream.GetErrno()));
+    if (!split)
+      return invalid_argument("model is not a valid ONNX protobuf (truncated or corrupt?)");
   }
   onnx::ModelProto m;
   if (!m.ParseFromString(model_bytes))

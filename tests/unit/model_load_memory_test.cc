@@ -42,18 +42,42 @@ void* aligned(std::size_t n, std::align_val_t a) {
 }
 }  // namespace
 
-void* operator new(std::size_t n) { return counted(std::malloc(n ? n : 1)); }
-void* operator new[](std::size_t n) { return counted(std::malloc(n ? n : 1)); }
-void* operator new(std::size_t n, std::align_val_t a) { return counted(aligned(n ? n : 1, a)); }
-void* operator new[](std::size_t n, std::align_val_t a) { return counted(aligned(n ? n : 1, a)); }
-void operator delete(void* p) noexcept { uncounted(p); }
-void operator delete[](void* p) noexcept { uncounted(p); }
-void operator delete(void* p, std::size_t) noexcept { uncounted(p); }
-void operator delete[](void* p, std::size_t) noexcept { uncounted(p); }
-void operator delete(void* p, std::align_val_t) noexcept { uncounted(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { uncounted(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { uncounted(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { uncounted(p); }
+void* operator new(std::size_t n) {
+  return counted(std::malloc(n ? n : 1));
+}
+void* operator new[](std::size_t n) {
+  return counted(std::malloc(n ? n : 1));
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+  return counted(aligned(n ? n : 1, a));
+}
+void* operator new[](std::size_t n, std::align_val_t a) {
+  return counted(aligned(n ? n : 1, a));
+}
+void operator delete(void* p) noexcept {
+  uncounted(p);
+}
+void operator delete[](void* p) noexcept {
+  uncounted(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  uncounted(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  uncounted(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+  uncounted(p);
+}
+void operator delete[](void* p, std::align_val_t) noexcept {
+  uncounted(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  uncounted(p);
+}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+  uncounted(p);
+}
 
 namespace osprey {
 namespace {
@@ -75,7 +99,9 @@ class PeakScope {
   int64_t start_;
 };
 
-float weight_value(int w, int64_t i) { return static_cast<float>(w + 1) * 0.5f + static_cast<float>(i % 5); }
+float weight_value(int w, int64_t i) {
+  return static_cast<float>(w + 1) * 0.5f + static_cast<float>(i % 5);
+}
 
 // y = x + w0 + w1 + w2 + w3 (each w a float[kWeightElems] in raw_data) + c, c a Constant node.
 ModelBuilder chain_model() {
@@ -191,8 +217,8 @@ TEST(ModelLoadMemoryTest, LoadFromBytesHoldsEachWeightTwiceAtMostOneAtATime) {
   }
   // The parsed proto (kWeightBytes) plus one converted weight, not the proto plus all the
   // tensors (2 x kWeightBytes).
-  EXPECT_LT(peak, kWeightBytes * 8 / 5) << "peak " << peak << " bytes for " << kWeightBytes
-                                        << " bytes of weights";
+  EXPECT_LT(peak, kWeightBytes * 8 / 5)
+      << "peak " << peak << " bytes for " << kWeightBytes << " bytes of weights";
   expect_chain_output(*s);
 }
 
@@ -210,8 +236,8 @@ TEST(ModelLoadMemoryTest, LoadFromFileNeverHoldsTheFileNextToTheModel) {
   }
   // The weights are read from the file straight into their tensors: held once. Reading the
   // file into memory first, or parsing the weights into the proto, would add kWeightBytes.
-  EXPECT_LT(peak, kWeightBytes * 6 / 5) << "peak " << peak << " bytes for " << kWeightBytes
-                                        << " bytes of weights";
+  EXPECT_LT(peak, kWeightBytes * 6 / 5)
+      << "peak " << peak << " bytes for " << kWeightBytes << " bytes of weights";
   expect_chain_output(*s);
   auto from_bytes = Session::load_from_bytes(chain_model().bytes());
   ASSERT_TRUE(from_bytes.ok());
@@ -332,7 +358,8 @@ TEST(ModelLoadMemoryTest, FileImportAcceptsExactlyThePrefixesBytesImportAccepts)
 TEST(ModelLoadMemoryTest, LoadFromFileReadsExternalDataBesideTheModel) {
   const std::string path = temp_path("external.onnx");
   const float vals[2] = {1.5f, -2.0f};
-  write_file(temp_path("external_w.bin"), std::string(reinterpret_cast<const char*>(vals), sizeof(vals)));
+  write_file(temp_path("external_w.bin"),
+             std::string(reinterpret_cast<const char*>(vals), sizeof(vals)));
   ModelBuilder m;
   m.input("x", kF, {2}).output("y");
   auto& w = m.initializer("w", {2}, {});
@@ -369,7 +396,8 @@ TEST(ModelLoadMemoryTest, LoadFromFileErrorsNameTheFileAndTheProblem) {
   s = Session::load(empty);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.status().message().find("model is empty (0 bytes)"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("model is empty (0 bytes)"), std::string::npos)
+      << s.status().message();
   EXPECT_NE(s.status().message().find(empty), std::string::npos) << s.status().message();
 
   const std::string good = chain_model().bytes();
@@ -378,7 +406,8 @@ TEST(ModelLoadMemoryTest, LoadFromFileErrorsNameTheFileAndTheProblem) {
   s = Session::load(truncated);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.status().message().find("not a valid ONNX protobuf"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("not a valid ONNX protobuf"), std::string::npos)
+      << s.status().message();
   EXPECT_NE(s.status().message().find(truncated), std::string::npos) << s.status().message();
 }
 
