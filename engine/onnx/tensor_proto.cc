@@ -142,11 +142,12 @@ Status fill_from_external(const onnx::TensorProto& p, const std::string& dir, Te
   if (offset < 0 || want < 0 || offset > size || want > size - offset)
     return invalid_argument("external data file ", path, " has ", size, " bytes; cannot read ", want,
                             " bytes at offset ", offset);
-  std::string buf(static_cast<size_t>(want), '\0');
+  OSPREY_RETURN_IF_ERROR(check_raw_size(static_cast<size_t>(want), *t));
   f.seekg(offset);
-  f.read(buf.data(), want);
+  f.read(static_cast<char*>(t->raw_data()), want);  // straight into the tensor
   if (!f) return invalid_argument("error reading external data file ", path);
-  return fill_from_bytes(buf.data(), buf.size(), t);
+  normalize_bools(t);
+  return Status::Ok();
 }
 
 }  // namespace
