@@ -95,6 +95,12 @@ Result<Tensor> Tensor::create_uninitialized(DType dtype, Shape shape, int64_t ma
   }
 }
 
+Result<int64_t> Tensor::checked_numel(DType dtype, const Shape& shape, int64_t max_elements) {
+  int64_t n = 0;
+  OSPREY_RETURN_IF_ERROR(check_shape(dtype, shape, max_elements, &n));
+  return n;
+}
+
 Tensor Tensor::wrap(DType dtype, Shape shape, void* data, std::shared_ptr<void> owner) {
   Tensor t;
   t.dtype_ = dtype;

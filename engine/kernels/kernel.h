@@ -36,6 +36,15 @@ class SubgraphRunner {
   virtual Result<std::vector<Value>> run(const ir::Graph& g, std::vector<Value> inputs) = 0;
 };
 
+// Where a node's outputs get their memory when the session plans it (runtime/run_memory.h);
+// without one, outputs are ordinary heap tensors.
+class OutputAllocator {
+ public:
+  virtual ~OutputAllocator() = default;
+  // A tensor of `shape` (zero-filled when `zero`) after the checks Tensor::create makes.
+  virtual Result<Tensor> allocate(DType dtype, Shape shape, bool zero, int64_t max_elements) = 0;
+};
+
 class KernelContext {
  public:
   KernelContext(const ir::Node& node, std::vector<const Value*> inputs, std::vector<Value>* outputs,
@@ -76,17 +85,23 @@ class KernelContext {
     return Tensor::create(dtype, std::move(shape), max_elements_);
   }
   // Shorthand: allocate and set output i in one go; returns the tensor to fill.
+  // Outputs come from the run's OutputAllocator when the executor set one (planned memory).
   Result<Tensor> new_output(int i, DType dtype, Shape shape) {
-    auto t = new_tensor(dtype, std::move(shape));
+    auto t = allocator_ && dtype != DType::kString
+                 ? allocator_->allocate(dtype, std::move(shape), /*zero=*/true, max_elements_)
+                 : new_tensor(dtype, std::move(shape));
     if (t.ok()) set_output(i, t.value());
     return t;
   }
   // As new_output, without zero-filling: for kernels that write every element.
   Result<Tensor> new_output_uninitialized(int i, DType dtype, Shape shape) {
-    auto t = Tensor::create_uninitialized(dtype, std::move(shape), max_elements_);
+    auto t = allocator_ && dtype != DType::kString
+                 ? allocator_->allocate(dtype, std::move(shape), /*zero=*/false, max_elements_)
+                 : Tensor::create_uninitialized(dtype, std::move(shape), max_elements_);
     if (t.ok()) set_output(i, t.value());
     return t;
   }
+  void set_allocator(OutputAllocator* a) { allocator_ = a; }
   void set_output(int i, Tensor t) {
     if (i < num_outputs()) (*outputs_)[i] = Value(std::move(t));
   }
@@ -139,6 +154,7 @@ class KernelContext {
   SubgraphRunner* subgraphs_;
   ThreadPool* pool_;
   KernelState* state_ = nullptr;
+  OutputAllocator* allocator_ = nullptr;
   mutable std::string attr_error_;
 
   // The attribute `name` if present and of type `t`; records a type error otherwise.

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "kernels/registry.h"
+#include "runtime/run_memory.h"
 
 namespace osprey {
 
@@ -21,7 +22,9 @@ Status Executor::run_graph(const ir::Graph& g, std::vector<Value>& frame) {
   const bool timed = profile_ && stack_.empty();
   stack_.emplace_back(&g, &frame);
   Status status;
+  const bool outermost = stack_.size() == 1;
   for (size_t ni = 0; ni < g.nodes.size() && status.ok(); ++ni) {
+    if (allocator_ && outermost) allocator_->set_step(static_cast<int>(ni));
     status = timed ? run_timed_node(g.nodes[ni], frame) : run_node(g.nodes[ni], frame);
     for (int v : g.release_after[ni]) {
       live_bytes_ -= value_bytes(frame[static_cast<size_t>(v)]);
@@ -70,6 +73,7 @@ Status Executor::run_node(const ir::Node& n, std::vector<Value>& frame) {
   if (!k) return unimplemented(n.display_name(), ": no kernel");
   std::vector<Value> outputs(n.outputs.size());
   KernelContext ctx(n, std::move(inputs), &outputs, limits_.max_tensor_elements, this, pool_);
+  if (allocator_ && stack_.size() == 1) ctx.set_allocator(allocator_);
   if (states_ && k == n.kernel && k->prepare) {  // a state belongs to the resolved kernel only
     auto it = states_->find(&n);
     if (it != states_->end()) ctx.set_state(it->second.get());

@@ -17,6 +17,7 @@ struct ExecutorLimits {
 };
 
 class ThreadPool;
+class RunAllocator;
 
 // What each node's kernel prepared at session load (only nodes whose kernel has a prepare
 // step), shared read-only by every run; the states themselves are thread-safe.
@@ -41,6 +42,8 @@ class Executor final : public SubgraphRunner {
   // Times each node of the outermost graph run into `profile` (null = no timing). Nodes of
   // subgraphs are not timed on their own: their time is part of their parent node's.
   void set_profile(RunProfile* profile) { profile_ = profile; }
+  // Outputs of the outermost graph's nodes come from `a` (planned memory; null = the heap).
+  void set_allocator(RunAllocator* a) { allocator_ = a; }
 
   // SubgraphRunner: binds inputs by position; captures come from the frame that is running.
   Result<std::vector<Value>> run(const ir::Graph& g, std::vector<Value> inputs) override;
@@ -55,6 +58,7 @@ class Executor final : public SubgraphRunner {
   std::vector<std::pair<const ir::Graph*, std::vector<Value>*>> stack_;  // frames being run
   int64_t live_bytes_ = 0;
   RunProfile* profile_ = nullptr;
+  RunAllocator* allocator_ = nullptr;
 };
 
 }  // namespace osprey

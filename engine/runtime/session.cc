@@ -9,6 +9,7 @@
 #include "passes/graph_dump.h"
 #include "passes/pass_manager.h"
 #include "runtime/executor.h"
+#include "runtime/run_memory.h"
 #include "threading/thread_pool.h"
 
 namespace osprey {
@@ -41,6 +42,7 @@ class SessionImpl {
   std::map<std::string, int> input_ids;  // every graph input, incl. initializer-backed ones
   std::unique_ptr<ThreadPool> pool;      // options.threads (0 = what affinity and quota allow)
   KernelStates kernel_states;            // prepared per node at load; read-only afterwards
+  mutable RunMemory memory;              // plans and arenas of the runs' node outputs
 
   Status resolve_kernels();
   Status check_input(const TensorInfo& info, const Tensor& t,
@@ -146,10 +148,38 @@ Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& 
   Executor exec({options.max_tensor_elements, options.memory_limit_bytes}, pool.get(),
                 &kernel_states);
   exec.set_profile(profile);
-  OSPREY_RETURN_IF_ERROR(exec.run_graph(g, frame));
+  // Planned memory, keyed by the inputs' types and shapes (runs with sequence or optional
+  // inputs use the heap).
+  std::vector<int64_t> key;
+  bool plannable = true;
+  for (int id : g.inputs) {
+    const Value& v = frame[static_cast<size_t>(id)];
+    if (v.is_none()) {  // an omitted optional input
+      key.push_back(-1);
+      continue;
+    }
+    if (!v.is_tensor()) {
+      plannable = false;
+      break;
+    }
+    key.push_back(static_cast<int64_t>(v.tensor.dtype()));
+    key.push_back(v.tensor.rank());
+    key.insert(key.end(), v.tensor.shape().begin(), v.tensor.shape().end());
+  }
+  std::unique_ptr<RunAllocator> allocator = plannable ? memory.begin(std::move(key)) : nullptr;
+  exec.set_allocator(allocator.get());
+  Status status = exec.run_graph(g, frame);
   std::vector<NamedValue> out;
-  out.reserve(g.outputs.size());
-  for (int o : g.outputs) out.emplace_back(g.values[static_cast<size_t>(o)].name, frame[static_cast<size_t>(o)]);
+  if (status.ok()) {
+    out.reserve(g.outputs.size());
+    for (int o : g.outputs) out.emplace_back(g.values[static_cast<size_t>(o)].name, frame[static_cast<size_t>(o)]);
+  }
+  std::vector<Value>().swap(frame);  // only the outputs keep node memory now
+  if (allocator) {
+    RunMemoryStats stats = memory.finish(std::move(allocator), status.ok());
+    if (profile) profile->memory = stats;
+  }
+  if (!status.ok()) return status;
   return out;
 }
 
@@ -217,6 +247,13 @@ const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs;
 const ModelStats& Session::stats() const { return impl_->stats; }
 const SessionOptions& Session::options() const { return impl_->options; }
 std::string Session::graph_dump() const { return passes::dump_graph(*impl_->graph); }
+
+SessionMemoryUsage Session::memory_usage() const { return impl_->memory.usage(); }
+
+void Session::trim() const {
+  impl_->memory.trim();
+  trim_memory();
+}
 
 Result<std::vector<NamedValue>> Session::run_values(const std::vector<NamedValue>& inputs) const {
   return impl_->run(inputs, nullptr);

@@ -56,9 +56,28 @@ struct NodeTiming {
   std::vector<Shape> output_shapes;
 };
 
-// Per-node timings of one run, in execution order.
+// Where one run's node outputs lived (planned memory, see docs/ARCHITECTURE.md).
+struct RunMemoryStats {
+  bool planned = false;        // a cached plan served this run (false: this run recorded one)
+  int64_t arena_bytes = 0;     // the run's arena; 0 when recording
+  int64_t arena_outputs = 0;   // node outputs placed in the arena
+  int64_t heap_outputs = 0;    // node outputs on the heap: graph outputs (and what they alias),
+                               // every output of a recording run, mismatches of a diverged run
+  int64_t heap_output_bytes = 0;
+  bool diverged = false;  // the run did not follow its plan (dropped; recorded again next time)
+};
+
+// What a session holds for planned memory between runs.
+struct SessionMemoryUsage {
+  int64_t cached_plans = 0;   // one per input signature seen recently (capped LRU)
+  int64_t pooled_arenas = 0;  // idle arenas kept for the next runs
+  int64_t pooled_arena_bytes = 0;
+};
+
+// Per-node timings of one run, in execution order, and where its outputs lived.
 struct RunProfile {
   std::vector<NodeTiming> nodes;
+  RunMemoryStats memory;
 };
 
 class SessionImpl;
@@ -92,6 +111,12 @@ class Session {
                                        RunProfile* profile) const;
   // As run(), for models whose inputs or outputs are sequences or optionals.
   Result<std::vector<NamedValue>> run_values(const std::vector<NamedValue>& inputs) const;
+
+  // Planned memory held between runs (plans per input signature, idle arenas).
+  SessionMemoryUsage memory_usage() const;
+  // Gives back the idle arenas, the cached plans and the process's cached tensor blocks
+  // (osprey::trim_memory); the next run of each signature records its plan again.
+  void trim() const;
 
  private:
   explicit Session(std::unique_ptr<SessionImpl> impl);

@@ -34,6 +34,8 @@ class Tensor {
   static Result<Tensor> create(DType dtype, Shape shape, int64_t max_elements);
   // As create(), without zero-filling: for writers that set every element.
   static Result<Tensor> create_uninitialized(DType dtype, Shape shape, int64_t max_elements);
+  // The checks create() makes, without allocating: the element count, or the same error.
+  static Result<int64_t> checked_numel(DType dtype, const Shape& shape, int64_t max_elements);
   // Wraps memory owned elsewhere; `owner` keeps it alive (may be null for borrowed memory
   // that outlives the tensor).
   static Tensor wrap(DType dtype, Shape shape, void* data, std::shared_ptr<void> owner);
