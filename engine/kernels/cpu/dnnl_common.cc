@@ -8,8 +8,23 @@
 
 namespace osprey::cpu {
 
+namespace {
+// oneDNN keeps every primitive it creates in a process-wide cache (1024 by default), so a model
+// run at many input shapes (random sequence lengths) grows by one set of JIT kernels per shape:
+// 16 MiB over 200 lengths of a small model. The kernels keep their own capped per-node cache
+// of what they reuse; oneDNN's needs to cover only the repeats inside one model (identical
+// layers). Unless the user set oneDNN's own variable, cap it at 64.
+constexpr int kPrimitiveCacheCapacity = 64;
+
+dnnl::engine make_engine() {
+  if (!std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY") && !std::getenv("DNNL_PRIMITIVE_CACHE_CAPACITY"))
+    dnnl::set_primitive_cache_capacity(kPrimitiveCacheCapacity);
+  return dnnl::engine(dnnl::engine::kind::cpu, 0);
+}
+}  // namespace
+
 const dnnl::engine& dnnl_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  static const dnnl::engine engine = make_engine();
   return engine;
 }
 
