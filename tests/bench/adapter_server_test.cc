@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/osprey_runner.h"
+#include "kernels/cpu/cpu_capabilities.h"
 #include "model_builder.h"
 #include "osprey/npy.h"
 #include "osprey_onnx/onnx.pb.h"
@@ -185,10 +186,20 @@ TEST_F(AdapterServerTest, BadLoadFieldsAreNamed) {
   threads.replace(threads.find("\"threads\":0"), 11, "\"threads\":true");
   EXPECT_EQ(error_of(server_.handle_line(threads)),
             "load: field 'threads' must be an integer, got true");
+}
+
+TEST_F(AdapterServerTest, FastPrecisionLoadsInBf16OrSaysWhyNot) {
   std::string fast = load_line();
   fast.replace(fast.find("\"fp32\""), 6, "\"fast\"");
-  EXPECT_NE(error_of(server_.handle_line(fast)).find("not supported by this build"),
-            std::string::npos);
+  const AdapterAnswer a = server_.handle_line(fast);
+  if (!cpu::bf16_compute_available()) {
+    EXPECT_NE(error_of(a).find("native bfloat16"), std::string::npos) << error_of(a);
+    return;
+  }
+  ASSERT_EQ(error_of(a), "");
+  rapidjson::Document l;
+  l.Parse(a.line.c_str());
+  EXPECT_STREQ(l["precision_used"].GetString(), "bf16");
 }
 
 TEST_F(AdapterServerTest, InputFilesMustMatchTheLoad) {
