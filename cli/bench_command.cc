@@ -189,7 +189,14 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
   std::printf("throughput: %.1f inferences/s\n", res.throughput);
   if (rss >= 0) std::printf("peak RSS:   %.1f MiB\n", rss);
   if (args.peak) std::printf("%s", model_peak_text(peak).c_str());
-  if (args.profile) std::printf("\n%s", profile_text(prof).c_str());
+  if (args.profile) {
+    const RunMemoryStats& m = profile.memory;  // the last timed run
+    std::printf("memory:     %s; arena %.2f MiB, %lld node outputs in it, %lld on the heap (%.2f MiB)\n",
+                m.planned ? "planned" : "recording (no plan yet)", m.arena_bytes / 1048576.0,
+                static_cast<long long>(m.arena_outputs), static_cast<long long>(m.heap_outputs),
+                m.heap_output_bytes / 1048576.0);
+    std::printf("\n%s", profile_text(prof).c_str());
+  }
   return Status::Ok();
 }
 
