@@ -15,6 +15,7 @@
 #include "model_builder.h"
 #include "onnx/onnx_internal.h"
 #include "osprey/session.h"
+#include "test_models.h"
 
 // Counts the bytes held through operator new (protobuf's strings, the tensors' blocks, ...).
 namespace {
@@ -360,14 +361,7 @@ TEST(ModelLoadMemoryTest, LoadFromFileReadsExternalDataBesideTheModel) {
   const float vals[2] = {1.5f, -2.0f};
   write_file(temp_path("external_w.bin"),
              std::string(reinterpret_cast<const char*>(vals), sizeof(vals)));
-  ModelBuilder m;
-  m.input("x", kF, {2}).output("y");
-  auto& w = m.initializer("w", {2}, {});
-  w.set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* kv = w.add_external_data();
-  kv->set_key("location");
-  kv->set_value("external_w.bin");
-  m.node("Add", {"x", "w"}, {"y"});
+  ModelBuilder m = testing::external_data_model("external_w.bin");
   write_file(path, m.bytes());
   auto s = Session::load(path);
   ASSERT_TRUE(s.ok()) << s.status().to_string();

@@ -33,12 +33,6 @@ std::vector<std::unique_ptr<Pass>> with_fusions() {
   return v;
 }
 
-int count_in_dump(const std::string& d, const std::string& what) {
-  int n = 0;
-  for (size_t p = d.find(what); p != std::string::npos; p = d.find(what, p + 1)) ++n;
-  return n;
-}
-
 TEST(ChannelsLastTest, ConvChainHasOneTransposeInAndOneOut) {
   // x -> conv+relu -> depthwise conv -> (+ c1) -> relu -> GlobalAveragePool -> Flatten -> y
   ModelBuilder m;
@@ -58,7 +52,7 @@ TEST(ChannelsLastTest, ConvChainHasOneTransposeInAndOneOut) {
   ASSERT_TRUE(g);
   const std::string d = dump_graph(*g);
   EXPECT_EQ(count_op(*g, "com.osprey.FusedConv"), 2) << d;
-  EXPECT_EQ(count_in_dump(d, "channels_last=1"), 2) << d;
+  EXPECT_EQ(count_occurrences(d, "channels_last=1"), 2) << d;
   EXPECT_EQ(count_op(*g, "Transpose"), 2) << d;  // x in, the pooled [N,1,1,C] out
   EXPECT_EQ(count_op(*g, "ReduceMean"), 1) << d;
   EXPECT_EQ(count_op(*g, "GlobalAveragePool"), 0) << d;
@@ -130,7 +124,7 @@ TEST(ChannelsLastTest, LeavesBroadcastsOtherRanksAndGraphsWithoutConvs) {
   auto g = expect_pass_preserves(m.bytes(), with_fusions(), in);
   ASSERT_TRUE(g);
   const std::string d = dump_graph(*g);
-  EXPECT_EQ(count_in_dump(d, "channels_last=1"), 1) << d;
+  EXPECT_EQ(count_occurrences(d, "channels_last=1"), 1) << d;
   EXPECT_EQ(count_op(*g, "Conv"), 1) << d;  // the 1-D one
   EXPECT_NE(d.find("Add 'Add_y': c, b -> y"), std::string::npos) << d;
   expect_session_levels_agree(m.bytes(), in, 2);
@@ -157,7 +151,7 @@ TEST(ChannelsLastTest, NodesWithAbsentOperandsAreLeftAlone) {
   auto g = optimized_graph(m.bytes(), pass_list(make_channels_last()));
   ASSERT_TRUE(g);
   const std::string d = dump_graph(*g);
-  EXPECT_EQ(count_in_dump(d, "channels_last=1"), 1) << d;
+  EXPECT_EQ(count_occurrences(d, "channels_last=1"), 1) << d;
   EXPECT_EQ(count_op(*g, "Clip"), 1) << d;
   EXPECT_EQ(count_op(*g, "Add"), 1) << d;
   EXPECT_EQ(count_op(*g, "Relu"), 1) << d;

@@ -11,6 +11,7 @@
 
 #include "kernels/registry.h"
 #include "model_builder.h"
+#include "test_models.h"
 #include "onnx/onnx_import.h"
 #include "osprey/session.h"
 #include "passes/graph_dump.h"
@@ -20,6 +21,7 @@
 namespace osprey::passes::testing {
 
 using osprey::testing::ModelBuilder;
+using osprey::testing::count_occurrences;
 constexpr int kF = onnx::TensorProto::FLOAT;
 constexpr int kI64 = onnx::TensorProto::INT64;
 

@@ -16,6 +16,7 @@
 
 #include "osprey/session.h"
 #include "passes_test_util.h"
+#include "test_models.h"
 
 namespace osprey::testing {
 namespace {
@@ -48,22 +49,13 @@ std::string chain_model() {
   return m.bytes();
 }
 
-std::unique_ptr<Session> load(const std::string& bytes, int level = 2) {
-  SessionOptions o;
-  o.optimization_level = level;
-  o.threads = 1;
-  auto s = Session::load_from_bytes(bytes, o);
-  EXPECT_TRUE(s.ok()) << s.status().to_string();
-  return s.ok() ? std::move(*s) : nullptr;
-}
-
 void expect_equal(const Tensor& a, const Tensor& b) {
   ASSERT_EQ(a.shape(), b.shape());
   for (int64_t i = 0; i < a.numel(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << i;
 }
 
 TEST(RunMemory, SecondRunUsesTheArenaAndMatchesTheFirst) {
-  auto s = load(chain_model());
+  auto s = load_test_session(chain_model(), 2);
   ASSERT_TRUE(s);
   const Tensor x = filled({3, 16}, -0.5f, 0.013f);
   RunProfile p1, p2, p3;
@@ -90,7 +82,7 @@ TEST(RunMemory, SecondRunUsesTheArenaAndMatchesTheFirst) {
 }
 
 TEST(RunMemory, OutputsKeptByTheCallerAreNeverOverwritten) {
-  auto s = load(chain_model());
+  auto s = load_test_session(chain_model(), 2);
   ASSERT_TRUE(s);
   auto first = s->run({{"x", filled({2, 16}, 0.3f, 0.02f)}});
   ASSERT_TRUE(first.ok());
@@ -119,8 +111,8 @@ Tensor int64s(std::vector<int64_t> v) {
 }
 
 TEST(RunMemory, ValueDependentSizesFallBackToTheHeapAndStayCorrect) {
-  auto planned = load(value_dependent_model());
-  auto plain = load(value_dependent_model(), 0);
+  auto planned = load_test_session(value_dependent_model(), 2);
+  auto plain = load_test_session(value_dependent_model(), 0);
   ASSERT_TRUE(planned && plain);
   const Tensor x = filled({1, 4}, -0.2f, 0.15f);
   bool saw_divergence = false;
@@ -137,7 +129,7 @@ TEST(RunMemory, ValueDependentSizesFallBackToTheHeapAndStayCorrect) {
 }
 
 TEST(RunMemory, ConcurrentRunsAgree) {
-  auto s = load(chain_model());
+  auto s = load_test_session(chain_model(), 2);
   ASSERT_TRUE(s);
   std::vector<Tensor> inputs, want;
   for (int i = 0; i < 4; ++i) {
@@ -188,7 +180,7 @@ TEST(RunMemory, PlansAreCappedAndRssStaysFlatOverRandomSequenceLengths) {
   m.node("MatMul", {"r", "W"}, {"b"});
   auto& sm = m.node("Softmax", {"b"}, {"y"});
   (void)sm;
-  auto s = load(m.bytes());
+  auto s = load_test_session(m.bytes(), 2);
   ASSERT_TRUE(s);
   std::mt19937 gen(7);
   std::uniform_int_distribution<int64_t> len(1, 512);

@@ -8,6 +8,7 @@
 #include "kernels/cpu/cpu_capabilities.h"
 #include "model_builder.h"
 #include "osprey/session.h"
+#include "test_models.h"
 
 namespace osprey::testing {
 namespace {
@@ -44,12 +45,6 @@ Tensor input() {
   return t;
 }
 
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
-  return n;
-}
-
 TEST(SessionPrecision, NamesAndDefault) {
   EXPECT_EQ(SessionOptions{}.precision, Precision::kExact);
   EXPECT_STREQ(precision_name(Precision::kExact), "exact");
@@ -83,8 +78,11 @@ TEST(SessionPrecision, FastModeMarksProductsAndStaysClose) {
   ASSERT_TRUE(exact.ok()) << exact.status().to_string();
 
   const std::string dump = (*fast)->graph_dump();
-  EXPECT_EQ(count(dump, "compute_precision=\"bf16\"") + count(dump, "compute_precision=bf16"), 2u) << dump;
-  EXPECT_EQ(count((*exact)->graph_dump(), "compute_precision"), 0u);
+  EXPECT_EQ(count_occurrences(dump, "compute_precision=\"bf16\"") +
+                count_occurrences(dump, "compute_precision=bf16"),
+            2)
+      << dump;
+  EXPECT_EQ(count_occurrences((*exact)->graph_dump(), "compute_precision"), 0);
 
   auto yf = (*fast)->run({{"x", input()}});
   auto ye = (*exact)->run({{"x", input()}});

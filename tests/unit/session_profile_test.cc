@@ -12,6 +12,7 @@ namespace osprey {
 namespace {
 
 using testing::ModelBuilder;
+using testing::load_test_session;
 using testing::mlp_model;
 constexpr int kF = onnx::TensorProto::FLOAT;
 
@@ -35,15 +36,6 @@ Tensor filled(Shape shape) {
   return t;
 }
 
-std::unique_ptr<Session> load(const std::string& bytes, int level) {
-  SessionOptions o;
-  o.optimization_level = level;
-  o.threads = 1;
-  auto s = Session::load_from_bytes(bytes, o);
-  EXPECT_TRUE(s.ok()) << s.status().to_string();
-  return s.ok() ? std::move(*s) : nullptr;
-}
-
 void expect_same(const std::vector<NamedTensor>& a, const std::vector<NamedTensor>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
@@ -55,7 +47,7 @@ void expect_same(const std::vector<NamedTensor>& a, const std::vector<NamedTenso
 }
 
 TEST(SessionProfile, OneTimingPerExecutedNodeWithShapes) {
-  auto s = load(mlp_model(), 0);  // no passes: the three nodes run as written
+  auto s = load_test_session(mlp_model(), 0);  // no passes: the three nodes run as written
   ASSERT_TRUE(s);
   const std::vector<NamedTensor> in = {{"x", filled({2, 4})}};
   auto plain = s->run(in);
@@ -91,8 +83,8 @@ TEST(SessionProfile, OneTimingPerExecutedNodeWithShapes) {
 
 TEST(SessionProfile, OptimizedGraphTimesItsFusedNodesAndKeepsTheFlops) {
   const std::vector<NamedTensor> in = {{"x", filled({1, 2, 5, 5})}};
-  auto ref = load(conv_model(), 0);
-  auto fast = load(conv_model(), 2);
+  auto ref = load_test_session(conv_model(), 0);
+  auto fast = load_test_session(conv_model(), 2);
   ASSERT_TRUE(ref && fast);
   RunProfile pr, pf;
   auto a = ref->run(in, &pr);
@@ -112,7 +104,7 @@ TEST(SessionProfile, OptimizedGraphTimesItsFusedNodesAndKeepsTheFlops) {
 }
 
 TEST(SessionProfile, BadInputFailsTheSameWay) {
-  auto s = load(mlp_model(), 0);
+  auto s = load_test_session(mlp_model(), 0);
   ASSERT_TRUE(s);
   RunProfile p;
   auto r = s->run({{"x", filled({2, 5})}}, &p);

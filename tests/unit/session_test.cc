@@ -13,6 +13,7 @@ namespace osprey {
 namespace {
 
 using testing::ModelBuilder;
+using testing::external_data_model;
 using testing::mlp_model;
 constexpr int kF = onnx::TensorProto::FLOAT;
 
@@ -77,19 +78,6 @@ TEST(SessionTest, RejectsCyclesAndUndefinedValues) {
   s = Session::load_from_bytes(undef.bytes());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("'ghost'"), std::string::npos) << s.status().message();
-}
-
-// y = x + w, x: float[2], w: float[2] stored in the external file `location`.
-ModelBuilder external_data_model(const std::string& location) {
-  ModelBuilder m;
-  m.input("x", kF, {2}).output("y");
-  auto& w = m.initializer("w", {2}, {});
-  w.set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* kv = w.add_external_data();
-  kv->set_key("location");
-  kv->set_value(location);
-  m.node("Add", {"x", "w"}, {"y"});
-  return m;
 }
 
 TEST(SessionTest, MissingExternalDataFileIsNotFound) {

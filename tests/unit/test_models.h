@@ -1,10 +1,14 @@
 // Small models shared by the session tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "model_builder.h"
+#include "osprey/session.h"
 
 namespace osprey::testing {
 
@@ -20,6 +24,36 @@ inline std::string mlp_model() {
   m.node("Add", {"xw", "b"}, {"z"});
   m.node("Relu", {"z"}, {"y"});
   return m.bytes();
+}
+
+// y = x + w, x: float[2], w: float[2] stored in the external file `location`.
+inline ModelBuilder external_data_model(const std::string& location) {
+  ModelBuilder m;
+  m.input("x", onnx::TensorProto::FLOAT, {2}).output("y");
+  auto& w = m.initializer("w", {2}, {});
+  w.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* kv = w.add_external_data();
+  kv->set_key("location");
+  kv->set_value(location);
+  m.node("Add", {"x", "w"}, {"y"});
+  return m;
+}
+
+// A one-thread session of `bytes` at `level` (a failed load is a test failure and nullptr).
+inline std::unique_ptr<Session> load_test_session(const std::string& bytes, int level) {
+  SessionOptions o;
+  o.optimization_level = level;
+  o.threads = 1;
+  auto s = Session::load_from_bytes(bytes, o);
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+// How many times `what` occurs in `s` (overlaps counted).
+inline int count_occurrences(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
 }
 
 }  // namespace osprey::testing

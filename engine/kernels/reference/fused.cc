@@ -140,6 +140,22 @@ std::vector<int64_t> channels_perm(int64_t rank, bool to_first) {
   return p;
 }
 
+// The channels_last attribute (0 or 1) into *channels_last and, when it is 1, input X as
+// [N, C, spatial...] into *x_first (the oracles transpose around the NCHW reference op).
+Status channels_first_input(const KernelContext& ctx, bool* channels_last, Value* x_first) {
+  const int64_t cl = ctx.attr_int("channels_last", 0);
+  if (cl != 0 && cl != 1) return invalid_argument("attribute channels_last must be 0 or 1, got ", cl);
+  *channels_last = cl == 1;
+  const Tensor& x = ctx.input(0);
+  if (*channels_last && x.rank() < 3)
+    return invalid_argument("X has shape ", shape_to_string(x.shape()), "; channels_last needs rank >= 3");
+  if (*channels_last) {
+    OSPREY_ASSIGN_OR_RETURN(Tensor t, transposed(x, channels_perm(x.rank(), true)));
+    *x_first = Value(std::move(t));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status fused_conv(KernelContext& ctx) {
@@ -147,19 +163,11 @@ Status fused_conv(KernelContext& ctx) {
   OSPREY_RETURN_IF_ERROR(read_activation(ctx, &act));
   for (int i = 0; i < 3; ++i)
     OSPREY_RETURN_IF_ERROR(require_float32(ctx, i, i == 0 ? "X" : i == 1 ? "W" : "B"));
-  const int64_t channels_last = ctx.attr_int("channels_last", 0);
-  if (channels_last != 0 && channels_last != 1)
-    return invalid_argument("attribute channels_last must be 0 or 1, got ", channels_last);
-  const Tensor& x = ctx.input(0);
-  if (channels_last && x.rank() < 3)
-    return invalid_argument("X has shape ", shape_to_string(x.shape()), "; channels_last needs rank >= 3");
+  bool channels_last = false;
+  Value x_first;
+  OSPREY_RETURN_IF_ERROR(channels_first_input(ctx, &channels_last, &x_first));
   // The convolution with bias is the reference Conv, run on this node's first three inputs
   // (X in [N, C, spatial...]).
-  Value x_first;
-  if (channels_last) {
-    OSPREY_ASSIGN_OR_RETURN(Tensor t, transposed(x, channels_perm(x.rank(), true)));
-    x_first = Value(std::move(t));
-  }
   std::vector<const Value*> conv_inputs = {channels_last ? &x_first : &ctx.input_value(0),
                                            &ctx.input_value(1),
                                            ctx.has_input(2) ? &ctx.input_value(2) : nullptr};
@@ -179,19 +187,11 @@ Status fused_conv(KernelContext& ctx) {
 
 Status channels_last_max_pool(KernelContext& ctx) {
   OSPREY_RETURN_IF_ERROR(require_float32(ctx, 0, "X"));
-  const int64_t channels_last = ctx.attr_int("channels_last", 0);
-  if (channels_last != 0 && channels_last != 1)
-    return invalid_argument("attribute channels_last must be 0 or 1, got ", channels_last);
   if (ctx.output_requested(1)) return invalid_argument("com.osprey MaxPool has no Indices output");
-  const Tensor& x = ctx.input(0);
   if (!ctx.has_input(0)) return invalid_argument("input X is required");
-  if (channels_last && x.rank() < 3)
-    return invalid_argument("X has shape ", shape_to_string(x.shape()), "; channels_last needs rank >= 3");
+  bool channels_last = false;
   Value x_first;
-  if (channels_last) {
-    OSPREY_ASSIGN_OR_RETURN(Tensor t, transposed(x, channels_perm(x.rank(), true)));
-    x_first = Value(std::move(t));
-  }
+  OSPREY_RETURN_IF_ERROR(channels_first_input(ctx, &channels_last, &x_first));
   std::vector<Value> outputs(1);
   KernelContext inner(ctx.node(), {channels_last ? &x_first : &ctx.input_value(0)}, &outputs,
                       ctx.max_elements(), nullptr, ctx.pool());
