@@ -79,6 +79,36 @@ void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
   uncounted(p);
 }
+// The nothrow forms too (std::stable_sort's temporary buffer uses them): every form must go
+// through the same malloc/free pair, or a sanitizer sees new and free mismatched.
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  void* p = std::malloc(n ? n : 1);
+  return p ? counted(p) : nullptr;
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  void* p = std::malloc(n ? n : 1);
+  return p ? counted(p) : nullptr;
+}
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  void* p = aligned(n ? n : 1, a);
+  return p ? counted(p) : nullptr;
+}
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  void* p = aligned(n ? n : 1, a);
+  return p ? counted(p) : nullptr;
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  uncounted(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  uncounted(p);
+}
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  uncounted(p);
+}
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  uncounted(p);
+}
 
 namespace osprey {
 namespace {
