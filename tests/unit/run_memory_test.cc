@@ -200,8 +200,13 @@ TEST(RunMemory, PlansAreCappedAndRssStaysFlatOverRandomSequenceLengths) {
   EXPECT_LE(u.cached_plans, 8);
   EXPECT_LE(u.pooled_arenas, 4);
   // The largest run needs well under 1 MiB per intermediate; 16 MiB of growth would mean
-  // memory kept per shape.
+  // memory kept per shape. Under AddressSanitizer freed memory sits in its quarantine (up to
+  // 256 MiB), so RSS says nothing there: the release build's run of this test checks it.
+#if defined(__SANITIZE_ADDRESS__)
+  std::printf("AddressSanitizer build: RSS growth not asserted (quarantine)\n");
+#else
   EXPECT_LT(after - warm, int64_t{16} << 20) << "RSS " << warm << " -> " << after;
+#endif
   std::printf("RSS after 40 runs %.1f MiB, after 200 more %.1f MiB\n", warm / 1048576.0, after / 1048576.0);
   s->trim();
   EXPECT_EQ(s->memory_usage().cached_plans, 0);
