@@ -74,32 +74,6 @@ Status check_inputs(const KernelContext& ctx, bool fused) {
   return Status::Ok();
 }
 
-// [N, C, spatial...] from [N, spatial..., C] (channels last), or the shape itself.
-Shape channels_first(const Shape& s, bool channels_last) {
-  if (!channels_last) return s;
-  Shape out = {s.front(), s.back()};
-  out.insert(out.end(), s.begin() + 1, s.end() - 1);
-  return out;
-}
-
-Shape channels_last_of(const Shape& s) {
-  Shape out = {s[0]};
-  out.insert(out.end(), s.begin() + 2, s.end());
-  out.push_back(s[1]);
-  return out;
-}
-
-memory::format_tag channels_last_tag(size_t rank) {
-  return rank == 3 ? memory::format_tag::nwc
-         : rank == 4 ? memory::format_tag::nhwc
-                     : memory::format_tag::ndhwc;
-}
-
-memory::desc boundary_desc(const Dims& dims, bool channels_last) {
-  if (!channels_last) return plain_desc(dims);
-  return memory::desc(dims, memory::data_type::f32, channels_last_tag(dims.size()));
-}
-
 Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvState& st, int threads,
                                                bool packable) {
   const Tensor& x = ctx.input(0);

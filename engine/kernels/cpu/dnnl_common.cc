@@ -131,6 +131,30 @@ dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
+Shape channels_first(const Shape& s, bool channels_last) {
+  if (!channels_last) return s;
+  Shape out = {s.front(), s.back()};
+  out.insert(out.end(), s.begin() + 1, s.end() - 1);
+  return out;
+}
+
+Shape channels_last_of(const Shape& s) {
+  Shape out = {s[0]};
+  out.insert(out.end(), s.begin() + 2, s.end());
+  out.push_back(s[1]);
+  return out;
+}
+
+dnnl::memory::format_tag channels_last_tag(size_t rank) {
+  using T = dnnl::memory::format_tag;
+  return rank == 3 ? T::nwc : rank == 4 ? T::nhwc : T::ndhwc;
+}
+
+dnnl::memory::desc boundary_desc(const dnnl::memory::dims& dims, bool channels_last) {
+  if (!channels_last) return plain_desc(dims);
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, channels_last_tag(dims.size()));
+}
+
 Result<bool> read_bf16_compute(const KernelContext& ctx) {
   const std::string p = ctx.attr_string("compute_precision", "fp32");
   if (p != "fp32" && p != "bf16")

@@ -23,21 +23,9 @@ struct PoolState final : KernelState {
   ShapeCache<PoolEntry> cache;
 };
 
-memory::desc layout_desc(const memory::dims& dims, bool channels_last) {
-  if (!channels_last) return plain_desc(dims);
-  const auto tag = dims.size() == 3   ? memory::format_tag::nwc
-                   : dims.size() == 4 ? memory::format_tag::nhwc
-                                      : memory::format_tag::ndhwc;
-  return memory::desc(dims, memory::data_type::f32, tag);
-}
-
 Result<std::shared_ptr<const PoolEntry>> build(const KernelContext& ctx, bool cl, int threads) {
   const Tensor& x = ctx.input(0);
-  Shape xs = x.shape();  // as [N, C, spatial...]
-  if (cl) {
-    xs = {x.dim(0), x.dim(x.rank() - 1)};
-    xs.insert(xs.end(), x.shape().begin() + 1, x.shape().end() - 1);
-  }
+  const Shape xs = channels_first(x.shape(), cl);  // as [N, C, spatial...]
   ref::Window w;
   w.in.assign(xs.begin() + 2, xs.end());
   w.kernel = ctx.attr_ints("kernel_shape");
@@ -45,12 +33,7 @@ Result<std::shared_ptr<const PoolEntry>> build(const KernelContext& ctx, bool cl
   auto e = std::make_shared<PoolEntry>();
   Shape out = {xs[0], xs[1]};
   out.insert(out.end(), w.out.begin(), w.out.end());
-  e->out_shape = out;
-  if (cl) {
-    e->out_shape = {out[0]};
-    e->out_shape.insert(e->out_shape.end(), out.begin() + 2, out.end());
-    e->out_shape.push_back(out[1]);
-  }
+  e->out_shape = cl ? channels_last_of(out) : out;
   if (shape_numel(out) == 0) return std::shared_ptr<const PoolEntry>(e);
   memory::dims strides, kernel, dil, pad_l, pad_r;
   for (int64_t d = 0; d < w.nd; ++d) {
@@ -63,8 +46,8 @@ Result<std::shared_ptr<const PoolEntry>> build(const KernelContext& ctx, bool cl
     // ceil_mode's last window may reach past the end padding: oneDNN wants it as padding.
     pad_r.push_back(std::max(w.pad_end[i], (w.out[i] - 1) * w.strides[i] + ek - w.in[i] - w.pad_begin[i]));
   }
-  e->src = layout_desc(memory::dims(xs.begin(), xs.end()), cl);
-  e->dst = layout_desc(memory::dims(out.begin(), out.end()), cl);
+  e->src = boundary_desc(memory::dims(xs.begin(), xs.end()), cl);
+  e->dst = boundary_desc(memory::dims(out.begin(), out.end()), cl);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   use_threads(threads);
