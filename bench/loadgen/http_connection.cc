@@ -27,7 +27,11 @@ std::string describe(const beast::error_code& ec, std::chrono::milliseconds time
 }  // namespace
 
 HttpConnection::HttpConnection(Endpoint endpoint, std::chrono::milliseconds timeout)
-    : endpoint_(std::move(endpoint)), timeout_(timeout) {}
+    : endpoint_(std::move(endpoint)), timeout_(timeout) {
+  // Beast receives at most the buffer's free capacity per read and the body parser drains the
+  // buffer, so without a reservation large responses arrive 512 bytes per system call.
+  buffer_.reserve(64 * 1024);
+}
 
 HttpConnection::~HttpConnection() { close(); }
 
