@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/datatype.h"
+#include "processing/bytes_elements.h"
 
 namespace osprey::server {
 
@@ -28,6 +29,40 @@ Result<Shape> resolve_dims(const std::vector<int64_t>& dims, int64_t numel) {
   return out;
 }
 
+namespace {
+
+// BYTES parts (each element a 4-byte little-endian length, then its bytes) into the string
+// elements of `t`, in order.
+Result<Tensor> gather_strings(const std::vector<const WireTensor*>& parts,
+                              const inference::ModelInput& config, Tensor t) {
+  auto* dst = t.data<std::string>();
+  int64_t at = 0;
+  for (const WireTensor* p : parts) {
+    const int64_t count = shape_numel(p->shape);
+    if (count < 0 || at + count > t.numel())
+      return internal_error("input '", config.name(), "': data does not match its shape");
+    auto elements = processing::split_bytes_elements(p->data, count);
+    if (!elements.ok()) return elements.status().with_context(str_cat("input '", config.name(), "'"));
+    for (std::string_view e : *elements) dst[at++].assign(e.data(), e.size());
+  }
+  if (at != t.numel())
+    return internal_error("input '", config.name(), "': data does not match its shape");
+  return t;
+}
+
+// Rows [first, first + rows) of a string tensor as BYTES wire data.
+std::string bytes_rows(const Tensor& tensor, int64_t first_element, int64_t count) {
+  std::string out;
+  const auto* src = tensor.data<std::string>();
+  size_t total = 0;
+  for (int64_t i = 0; i < count; ++i) total += 4 + src[first_element + i].size();
+  out.reserve(total);
+  for (int64_t i = 0; i < count; ++i) processing::append_bytes_element(src[first_element + i], &out);
+  return out;
+}
+
+}  // namespace
+
 Result<Tensor> gather_input(const std::vector<const WireTensor*>& parts,
                             const inference::ModelInput& config, bool batching,
                             int64_t max_elements) {
@@ -52,6 +87,7 @@ Result<Tensor> gather_input(const std::vector<const WireTensor*>& parts,
     shape = std::move(full);
   }
   OSPREY_ASSIGN_OR_RETURN(Tensor t, Tensor::create(dtype, shape, max_elements));
+  if (dtype == DType::kString) return gather_strings(parts, config, std::move(t));
   auto* dst = static_cast<char*>(t.raw_data());
   size_t offset = 0;
   for (const WireTensor* p : parts) {
@@ -70,7 +106,7 @@ Result<std::vector<WireTensor>> split_output(const Tensor& tensor,
                                              const std::vector<int64_t>& batch_sizes) {
   const std::string what = str_cat("output '", config.name(), "'");
   inference::DataType type = config_datatype(tensor.dtype());
-  if (type == inference::TYPE_INVALID || type == inference::TYPE_STRING)
+  if (type == inference::TYPE_INVALID)
     return unimplemented(what, ": element type ", dtype_name(tensor.dtype()), " is not served");
   if (type != config.data_type())
     return internal_error(what, ": the model produced ", dtype_name(tensor.dtype()),
@@ -88,6 +124,7 @@ Result<std::vector<WireTensor>> split_output(const Tensor& tensor,
   std::vector<WireTensor> out;
   const char* src = static_cast<const char*>(tensor.raw_data());
   size_t offset = 0;
+  int64_t element = 0;  // string tensors: the next element to send
   for (int64_t b : batch_sizes) {
     WireTensor w;
     w.name = config.name();
@@ -105,6 +142,13 @@ Result<std::vector<WireTensor>> split_output(const Tensor& tensor,
       if (!resolved.ok()) return resolved.status().with_context(what + " reshape");
       w.shape = batching ? Shape{b} : Shape{};
       w.shape.insert(w.shape.end(), resolved->begin(), resolved->end());
+    }
+    if (type == inference::TYPE_STRING) {
+      const int64_t count = batching ? row_elems * n : tensor.numel();
+      w.data = bytes_rows(tensor, element, count);
+      element += count;
+      out.push_back(std::move(w));
+      continue;
     }
     size_t bytes = batching ? row_bytes * static_cast<size_t>(n) : tensor.nbytes();
     w.data.assign(src + offset, bytes);

@@ -31,7 +31,16 @@ class OspreyModel : public LoadedModel {
                                              BatchTiming* timing) override {
     auto result = run(instance, batch, timing);
     if (result.ok()) return std::move(result).value();
-    return std::vector<Result<InferResponse>>(batch.size(), result.status());
+    if (batch.size() == 1) return {result.status()};
+    // One request's data can fail the whole execution (a string Cast cannot parse, an index out
+    // of range): run each request alone so that only the bad ones fail.
+    std::vector<Result<InferResponse>> out;
+    for (const InferRequest* r : batch) {
+      auto alone = run(instance, {r}, nullptr);
+      if (alone.ok()) out.push_back(std::move(alone.value()[0]));
+      else out.emplace_back(alone.status());
+    }
+    return out;
   }
 
  private:

@@ -15,14 +15,6 @@ const inference::ModelInput* find_input(const inference::ModelConfig& c, const s
   return nullptr;
 }
 
-// The TYPE_STRING input of a config with an image pre-processing stage.
-bool is_image_input(const inference::ModelConfig& c, const std::string& name) {
-  auto it = c.parameters().find("preprocess");
-  if (it == c.parameters().end() || it->second.string_value() != "image") return false;
-  const inference::ModelInput* in = find_input(c, name);
-  return in && in->data_type() == inference::TYPE_STRING;
-}
-
 bool has_output(const inference::ModelConfig& c, const std::string& name) {
   for (const auto& out : c.output())
     if (out.name() == name) return true;
@@ -46,11 +38,7 @@ Result<RequestShape> validate_request(const InferRequest& request,
     std::string expected = wire_datatype(in->data_type());
     if (t.datatype != expected)
       return invalid_argument(what, ": datatype ", t.datatype, " but the model expects ", expected);
-    const bool images = t.datatype == "BYTES" && is_image_input(config, t.name);
-    if (t.datatype == "BYTES" && !images)
-      return invalid_argument(what,
-                              ": BYTES tensors are not supported by the Osprey backend "
-                              "(except as the input of an image pre-processing stage)");
+    const bool bytes_input = t.datatype == "BYTES";
     const size_t rank = static_cast<size_t>(in->dims_size()) + (batching ? 1 : 0);
     if (t.shape.size() != rank)
       return invalid_argument(what, ": shape ", shape_to_string(t.shape), " has rank ",
@@ -68,12 +56,12 @@ Result<RequestShape> validate_request(const InferRequest& request,
     if (numel < 0 || numel > max_tensor_elements)
       return invalid_argument(what, ": shape ", shape_to_string(t.shape), " is over the limit of ",
                               max_tensor_elements, " elements");
-    if (images) {
+    if (bytes_input) {
       auto framed = processing::split_bytes_elements(t.data, numel);
       if (!framed.ok()) return invalid_argument(what, ": ", framed.status().message());
     }
     int64_t bytes = numel * config_datatype_size(in->data_type());
-    if (!images && static_cast<int64_t>(t.data.size()) != bytes)
+    if (!bytes_input && static_cast<int64_t>(t.data.size()) != bytes)
       return invalid_argument(what, ": ", t.data.size(), " bytes of data but shape ",
                               shape_to_string(t.shape), " of ", t.datatype, " needs ", bytes);
     if (batching) {

@@ -7,6 +7,9 @@ DIR/
   identity_fp32/  config.pbtxt, 1/model.onnx   tiny Identity over FP32 [-1, 16]: server overhead
   add_sub/        config.pbtxt, 1/model.onnx   INPUT0+INPUT1, INPUT0-INPUT1 over FP32 [-1, 16]
                                                (the model Triton's client examples use)
+  text_ops/       config.pbtxt, 1/model.onnx   BYTES in and out: ECHO = TEXT (string [-1, 2]),
+                                               NUMBER = float(NUMTEXT) (string [-1, 1]),
+                                               batched dynamically
   mobilenetv2/    config.pbtxt, 1/model.onnx   from the zoo (tools/zoo/make_zoo.py), batched
                                                dynamically (preferred 4, 8; 2 ms delay)
   mobilenetv2_image/ config.pbtxt, labels.txt, 1/model.onnx   the same model behind the
@@ -53,6 +56,21 @@ output [
   { name: "OUTPUT1" data_type: TYPE_FP32 dims: [ 16 ] }
 ]
 dynamic_batching { max_queue_delay_microseconds: 100 }
+"""
+
+TEXT_OPS_CONFIG = """\
+name: "text_ops"
+platform: "onnxruntime_onnx"
+max_batch_size: 8
+input [
+  { name: "TEXT" data_type: TYPE_STRING dims: [ 2 ] },
+  { name: "NUMTEXT" data_type: TYPE_STRING dims: [ 1 ] }
+]
+output [
+  { name: "ECHO" data_type: TYPE_STRING dims: [ 2 ] },
+  { name: "NUMBER" data_type: TYPE_FP32 dims: [ 1 ] }
+]
+dynamic_batching { max_queue_delay_microseconds: 500 }
 """
 
 MOBILENET_CONFIG = """\
@@ -126,6 +144,18 @@ def add_sub_model() -> onnx.ModelProto:
                              producer_name="osprey-demo")
 
 
+def text_ops_model() -> onnx.ModelProto:
+    def strings(name, width):
+        return helper.make_tensor_value_info(name, TensorProto.STRING, ["batch", width])
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["TEXT"], ["ECHO"]),
+         helper.make_node("Cast", ["NUMTEXT"], ["NUMBER"], to=TensorProto.FLOAT)],
+        "text_ops", [strings("TEXT", 2), strings("NUMTEXT", 1)],
+        [strings("ECHO", 2), helper.make_tensor_value_info("NUMBER", TensorProto.FLOAT, ["batch", 1])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                             producer_name="osprey-demo")
+
+
 def write_model(out: Path, name: str, config: str, model) -> None:
     version_dir = out / name / "1"
     version_dir.mkdir(parents=True, exist_ok=True)
@@ -159,6 +189,7 @@ def main_with(out: Path, zoo) -> None:
     out.mkdir(parents=True, exist_ok=True)
     write_model(out, "identity_fp32", IDENTITY_CONFIG, identity_model())
     write_model(out, "add_sub", ADD_SUB_CONFIG, add_sub_model())
+    write_model(out, "text_ops", TEXT_OPS_CONFIG, text_ops_model())
     if zoo is not None:
         mobilenet = Path(zoo) / "mobilenetv2.onnx"
         if not mobilenet.is_file():
