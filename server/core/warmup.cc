@@ -9,6 +9,7 @@
 #include "core/datatype.h"
 #include "core/request_validator.h"
 #include "osprey/tensor.h"
+#include "processing/bytes_elements.h"
 
 namespace osprey::server {
 namespace {
@@ -56,6 +57,17 @@ Status random_data(inference::DataType type, int64_t n, std::mt19937* rng, std::
       }
       break;
     }
+    case inference::TYPE_STRING: {
+      // Short random strings of digits (so that they also parse as numbers), framed as BYTES.
+      data->clear();
+      std::uniform_int_distribution<int> digit('0', '9'), length(1, 8);
+      for (int64_t i = 0; i < n; ++i) {
+        std::string element(static_cast<size_t>(length(*rng)), '0');
+        for (char& c : element) c = static_cast<char>(digit(*rng));
+        processing::append_bytes_element(element, data);
+      }
+      break;
+    }
     default:
       return invalid_argument("random_data for ", inference::DataType_Name(type), " is not supported");
   }
@@ -72,7 +84,8 @@ Result<std::string> read_warmup_file(const std::string& model_dir, const std::st
   if (ec || path.parent_path() != canon_dir)
     return invalid_argument((dir / file).string(), " resolves outside the warmup directory");
   auto size = fs::file_size(path, ec);
-  if (ec || size != expected_bytes)
+  // BYTES data (expected_bytes 0 = not fixed) is checked by its framing later.
+  if (ec || (expected_bytes > 0 && size != expected_bytes))
     return invalid_argument(path.string(), ": ", ec ? 0 : size, " bytes but the input needs ",
                             expected_bytes);
   std::ifstream in(path, std::ios::binary);
@@ -115,6 +128,8 @@ Result<std::vector<WarmupSample>> build_warmup_samples(const inference::ModelCon
         auto data = read_warmup_file(model_dir, in.input_data_file(), bytes);
         if (!data.ok()) return data.status().with_context(what);
         t.data = std::move(data).value();
+      } else if (in.data_type() == inference::TYPE_STRING) {
+        t.data.assign(static_cast<size_t>(n) * 4, '\0');  // n empty strings
       } else {
         t.data.assign(bytes, '\0');
       }

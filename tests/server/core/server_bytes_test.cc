@@ -171,5 +171,42 @@ TEST_F(ServerBytesTest, BrokenFramingIsInvalidArgumentNamingTheInput) {
   EXPECT_EQ(server->infer(wrong_type).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(ServerBytesWarmup, ZeroAndRandomBytesWarmupRunBeforeReady) {
+  // zero_data is empty strings, random_data short digit strings (they parse as numbers).
+  TempDir repo;
+  repo.write("text/config.pbtxt", std::string(kConfig) + R"(
+model_warmup [ {
+  name: "strings" batch_size: 2
+  inputs { key: "TEXT" value { data_type: TYPE_STRING dims: [ 2 ] zero_data: true } }
+  inputs { key: "NUMTEXT" value { data_type: TYPE_STRING dims: [ 1 ] random_data: true } }
+} ]
+)");
+  repo.write("text/1/model.onnx", text_model());
+  repo.write("bad/config.pbtxt", std::string(kConfig) + R"(
+model_warmup [ {
+  name: "empty numbers" batch_size: 1
+  inputs { key: "TEXT" value { data_type: TYPE_STRING dims: [ 2 ] zero_data: true } }
+  inputs { key: "NUMTEXT" value { data_type: TYPE_STRING dims: [ 1 ] zero_data: true } }
+} ]
+)");
+  repo.write("bad/1/model.onnx", text_model());
+  ServerOptions o;
+  o.model_repository = repo.str();
+  o.repository_poll_secs = 3600;
+  o.total_threads = 1;
+  auto s = ServerImpl::create(o, std::make_unique<OspreyBackend>());
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto server = std::move(s).value();
+  auto text_ready = server->model_ready("text", "");
+  EXPECT_TRUE(text_ready.ok() && *text_ready) << text_ready.status().to_string();
+  // An empty string is not a number: the warmup fails and says why; the model is not ready.
+  auto bad_ready = server->model_ready("bad", "");
+  EXPECT_FALSE(bad_ready.ok() && *bad_ready);
+  bool reported = false;
+  for (const auto& entry : server->repository_index(false))
+    if (entry.name == "bad") reported = entry.reason.find("empty numbers") != std::string::npos;
+  EXPECT_TRUE(reported) << "the index names the failed warmup";
+}
+
 }  // namespace
 }  // namespace osprey::server
