@@ -22,6 +22,7 @@ BatchQueue::BatchQueue(BatcherConfig config, int num_instances, const Clock* clo
     init_status_ = failed_precondition("BatchQueue needs a clock, an ExecuteFn and a RejectFn");
   }
   if (!init_status_.ok()) return;
+  if (batcher_.config().preserve_ordering) order_ = std::make_unique<ResponseSequencer>();
   for (int i = 0; i < num_instances; ++i) workers_.push_back(std::make_unique<Worker>());
   for (int i = 0; i < num_instances; ++i) {
     workers_[i]->thread = std::thread([this, i] { worker_loop(i); });
@@ -42,7 +43,15 @@ Status BatchQueue::submit(PendingItem item) {
     if (stopping_) return unavailable("shutting down: no new requests are accepted");
     const int64_t now = clock_->now_us();
     item.enqueue_us = now;
+    const uint64_t id = item.id;
+    // Only admit() adds to the order, and only here under mu_: if `id` is not in it now, it is not
+    // when admit() runs below.
+    if (order_ != nullptr && order_->admitted(id)) {
+      return invalid_argument("request id ", id, " is still waiting for its answer to be sent");
+    }
     OSPREY_RETURN_IF_ERROR(batcher_.enqueue(std::move(item)));
+    // Arrival order is decided here, under the same lock as the batcher's own FIFO.
+    if (order_ != nullptr) OSPREY_RETURN_IF_ERROR(order_->admit(id));
     const int instance = free_instance();
     if (instance >= 0) {
       std::vector<uint64_t> batch = take_ready_batch(now);
@@ -60,6 +69,23 @@ Status BatchQueue::submit(PendingItem item) {
   return Status::Ok();
 }
 
+Status BatchQueue::deliver(uint64_t id, Answer answer) {
+  if (order_ == nullptr) {
+    answer();
+    return Status::Ok();
+  }
+  return order_->complete(id, std::move(answer));
+}
+
+void BatchQueue::reject_in_turn(uint64_t id, Status why) {
+  if (order_ == nullptr) {
+    reject_(id, std::move(why));
+    return;
+  }
+  const Status st = order_->complete(id, [this, id, why] { reject_(id, why); });
+  (void)st;  // only fails if `id` was answered already: then it must not be answered twice
+}
+
 void BatchQueue::stop() {
   std::call_once(stop_once_, [this] {
     {
@@ -71,6 +97,13 @@ void BatchQueue::stop() {
     if (scheduler_.joinable()) scheduler_.join();
     for (auto& w : workers_) {
       if (w->thread.joinable()) w->thread.join();
+    }
+    // Every admitted request ran or was rejected, so nothing should be left; if something is,
+    // answer it rather than leave it (and every answer after it) held for ever.
+    if (order_ != nullptr) {
+      for (uint64_t id : order_->unanswered()) {
+        reject_in_turn(id, internal_error("the queue stopped before request ", id, " was answered"));
+      }
     }
   });
 }
@@ -154,7 +187,7 @@ void BatchQueue::scheduler_loop() {
     if (!d.expired.empty()) {
       lock.unlock();
       for (uint64_t id : d.expired) {
-        reject_(id, unavailable("request ", id, " timed out waiting in the queue"));
+        reject_in_turn(id, unavailable("request ", id, " timed out waiting in the queue"));
       }
       lock.lock();
       continue;
@@ -203,16 +236,24 @@ void BatchQueue::worker_loop(int instance) {
 void BatchQueue::run_batch(int instance, std::vector<uint64_t> ids) {
   const std::vector<uint64_t> copy = ids;
   std::string what;
+  bool threw = true;
   try {
     execute_(instance, std::move(ids));
-    return;
+    if (order_ == nullptr) return;
+    threw = false;
   } catch (const std::exception& e) {
     what = e.what();
   } catch (...) {
     what = "unknown exception";
   }
   for (uint64_t id : copy) {
-    reject_(id, internal_error("instance ", instance, " failed to run the batch: ", what));
+    // With ordering, only the ids the ExecuteFn did not answer through deliver().
+    if (order_ != nullptr && !order_->awaiting(id)) continue;
+    reject_in_turn(id, threw ? internal_error("instance ", instance, " failed to run the batch: ",
+                                              what)
+                             : internal_error("instance ", instance,
+                                              " finished the batch without answering request ",
+                                              id));
   }
 }
 

@@ -15,6 +15,12 @@
 // The scheduler sleeps on a condition variable until the next batching delay or timeout elapses
 // or it is woken: no busy polling, and an idle queue uses no CPU (workers sleep on their own
 // condition variables; nothing spins).
+//
+// Response order: with BatcherConfig::preserve_ordering, every request accepted by submit() takes
+// its place in a ResponseSequencer (response_order.h) at once, under the queue's mutex, so the
+// order is the order of arrival at the queue. Its answer (from the ExecuteFn through deliver(),
+// or a RejectFn call for a timeout or a failed batch) is held until every earlier request was
+// answered. Without the option there is no sequencer: answers go as soon as they are made.
 #pragma once
 
 #include <condition_variable>
@@ -29,6 +35,7 @@
 #include "osprey/status.h"
 #include "scheduler/clock.h"
 #include "scheduler/dynamic_batcher.h"
+#include "scheduler/response_order.h"
 
 namespace osprey::server::scheduler {
 
@@ -36,11 +43,16 @@ class BatchQueue {
  public:
   // Runs a batch (ids in order) on an instance in [0, num_instances). Called from that
   // instance's worker thread, never concurrently for the same instance, without locks held.
+  // It answers its ids itself, and with preserve_ordering it must do so through deliver(): an id
+  // it leaves unanswered when it returns is rejected (kInternal) in its turn.
   using ExecuteFn = std::function<void(int instance, std::vector<uint64_t> ids)>;
   // Answers a request that will not run: its queue timeout passed (kUnavailable), or the
   // ExecuteFn threw for its batch (kInternal; an ExecuteFn should answer its ids itself and not
-  // throw). Called from the scheduler or a worker thread, without locks held.
+  // throw). Called from the scheduler or a worker thread, without locks held; with
+  // preserve_ordering, in the request's turn.
   using RejectFn = std::function<void(uint64_t id, Status why)>;
+  // Sends one request's answer (see deliver()).
+  using Answer = ResponseSequencer::Answer;
 
   // `config` should have passed DynamicBatcher::validate() and num_instances should be >= 1;
   // otherwise every submit() fails with kFailedPrecondition naming the problem.
@@ -52,12 +64,23 @@ class BatchQueue {
   BatchQueue& operator=(const BatchQueue&) = delete;
 
   // Thread-safe. item.enqueue_us is set from the clock. Errors from DynamicBatcher::enqueue are
-  // returned here; after stop() every submit fails with kUnavailable.
+  // returned here; after stop() every submit fails with kUnavailable. A refused request never
+  // enters the response order: the caller answers it at once. With preserve_ordering, an id
+  // whose answer is still held is refused too (kInvalidArgument).
   Status submit(PendingItem item);
+
+  // Whether answers must go through deliver() (BatcherConfig::preserve_ordering).
+  bool preserves_order() const { return order_ != nullptr; }
+  // Sends the answer for request `id`: at once without preserve_ordering; with it, once every
+  // request that arrived before `id` was answered, possibly on another thread (the one that
+  // answered the last of those). Never blocks waiting for other answers. kNotFound or
+  // kFailedPrecondition (and `answer` is not run) if `id` is not waiting for an answer.
+  Status deliver(uint64_t id, Answer answer);
 
   // Refuses new work, runs everything already queued (without waiting for batching delays; queue
   // timeouts still apply), waits for running batches, joins the threads. Idempotent. Must not be
-  // called from an ExecuteFn or RejectFn.
+  // called from an ExecuteFn or RejectFn. When it returns, every answer held for ordering has
+  // been sent.
   void stop();
 
   // Re-reads the clock now. Only needed when the clock moves by itself without real time passing
@@ -84,6 +107,8 @@ class BatchQueue {
   void scheduler_loop();
   void worker_loop(int instance);
   void run_batch(int instance, std::vector<uint64_t> ids);
+  // RejectFn for `id`, in its turn when ordering.
+  void reject_in_turn(uint64_t id, Status why);
   int free_instance() const;  // -1 if none; caller holds mu_
   // The batch poll() sends now, for an instance that is idle; empty when none is ready or when a
   // queue timeout is due (the scheduler answers those). Caller holds mu_.
@@ -96,6 +121,7 @@ class BatchQueue {
   ExecuteFn execute_;
   RejectFn reject_;
   Status init_status_;
+  std::unique_ptr<ResponseSequencer> order_;  // null without preserve_ordering
 
   mutable std::mutex mu_;
   std::condition_variable scheduler_cv_;
