@@ -5,10 +5,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "api/health_events.h"
 #include "api/types.h"
 #include "osprey/status.h"
 
@@ -26,6 +30,21 @@ struct ServerLimits {
   int64_t max_tensor_elements = int64_t{1} << 28;      // per tensor, before allocating
   int64_t max_queue_size = 1024;                       // per model, unless its config says
 };
+
+// What a repository load may carry besides the model name: Triton's load parameters.
+struct ModelLoadOptions {
+  // "config": the whole model configuration as JSON (Triton's ModelConfig, proto or JSON field
+  // names), used instead of config.pbtxt for this load; the files are not changed, and a later
+  // load without it goes back to config.pbtxt. At most kMaxConfigOverrideBytes.
+  std::optional<std::string> config;
+  bool empty() const { return !config.has_value(); }
+};
+inline constexpr size_t kMaxConfigOverrideBytes = size_t{1} << 20;
+
+// Checks the key of one load parameter. The known key "config" (a string); Triton's
+// "file:<version>/<name>" (model bytes sent with the load) is kUnimplemented; anything else is
+// kInvalidArgument naming the key.
+Status check_load_parameter_key(const std::string& key);
 
 struct ServerOptions {
   std::string model_repository;
@@ -68,6 +87,10 @@ class Server {
 
   virtual std::vector<RepositoryEntry> repository_index(bool ready_only) const = 0;
   virtual Status load_model(const std::string& model) = 0;    // explicit mode; kFailedPrecondition otherwise
+  // The same with load parameters. A bad config override is kInvalidArgument naming what was
+  // wrong, and the version already serving keeps serving. With `options` empty this is
+  // load_model(model); a server that takes no parameters answers kUnimplemented otherwise.
+  virtual Status load_model(const std::string& model, const ModelLoadOptions& options);
   virtual Status unload_model(const std::string& model) = 0;  // drains in-flight requests
   // model "" = all models; version "" = all versions of the model.
   virtual Result<std::vector<ModelStats>> statistics(const std::string& model,
@@ -77,6 +100,21 @@ class Server {
 
   // Stops accepting new requests (they get kUnavailable), finishes in-flight ones, unloads.
   virtual void shutdown() = 0;
+
+  // Health change notification: `listener` is called (on a server thread) whenever live() or
+  // ready() may have changed: a model version becomes ready or stops being ready, a load or
+  // unload ends, shutdown starts. See api/health_events.h for the guarantees and the rules a
+  // listener follows. The server must outlive the subscription.
+  [[nodiscard]] std::unique_ptr<HealthEvents::Subscription> subscribe_health(
+      HealthEvents::Listener listener) const {
+    return health_events_.subscribe(std::move(listener));
+  }
+  // Implementations call this after anything that can change live() or ready(), holding none
+  // of their own locks (listeners read the status back).
+  void notify_health_changed() const { health_events_.notify(); }
+
+ private:
+  mutable HealthEvents health_events_;
 };
 
 }  // namespace osprey::server

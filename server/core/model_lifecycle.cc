@@ -7,8 +7,15 @@
 namespace osprey::server {
 
 ModelLifecycle::ModelLifecycle(VersionLoader loader, const scheduler::Clock* clock,
-                               LoadObserver observer)
-    : loader_(std::move(loader)), clock_(clock), observer_(std::move(observer)) {}
+                               LoadObserver observer, StateObserver on_state_change)
+    : loader_(std::move(loader)),
+      clock_(clock),
+      observer_(std::move(observer)),
+      on_state_change_(std::move(on_state_change)) {}
+
+void ModelLifecycle::state_changed() const {
+  if (on_state_change_) on_state_change_();
+}
 
 ModelLifecycle::~ModelLifecycle() { shutdown(); }
 
@@ -50,7 +57,11 @@ std::shared_future<Status> ModelLifecycle::start(Model* m) {
   auto promise = std::make_shared<std::promise<Status>>();
   auto future = promise->get_future().share();
   std::lock_guard<std::mutex> lock(threads_mu_);
-  threads_.emplace_back([this, m, promise] { promise->set_value(run_operation(m)); });
+  threads_.emplace_back([this, m, promise] {
+    Status st = run_operation(m);
+    state_changed();  // before the caller learns the operation ended
+    promise->set_value(std::move(st));
+  });
   return future;
 }
 
@@ -213,6 +224,7 @@ Status ModelLifecycle::load_version(Model* m, const ScannedModel& scan, const Sc
       }
     }
   }
+  state_changed();
   // The new version is taking requests; the old one finishes what it took.
   if (old) old->drain();
   if (!result.ok()) return result.with_context(str_cat("model '", scan.name, "' version ", v.version));
@@ -229,6 +241,7 @@ void ModelLifecycle::unload_version(Model* m, int64_t version, const std::string
     slot.reason.clear();
     slot.fingerprint.clear();
   }
+  state_changed();  // no longer ready: watchers learn it before the drain
   if (current) current->drain();
   current.reset();
   std::unique_lock<std::shared_mutex> lock(mu_);

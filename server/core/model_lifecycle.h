@@ -34,10 +34,15 @@ using VersionLoader = std::function<Result<std::shared_ptr<ServedVersion>>(const
 // Told about every finished load attempt (for the load-duration metric).
 using LoadObserver =
     std::function<void(const std::string& model, int64_t version, double seconds, const Status&)>;
+// Told, with no lifecycle lock held, after anything that can change which versions are ready:
+// a version became ready or stopped being ready, an operation (load, unload) ended. It may
+// call back into the lifecycle's queries (is_ready, index, ...).
+using StateObserver = std::function<void()>;
 
 class ModelLifecycle {
  public:
-  ModelLifecycle(VersionLoader loader, const scheduler::Clock* clock, LoadObserver observer = {});
+  ModelLifecycle(VersionLoader loader, const scheduler::Clock* clock, LoadObserver observer = {},
+                 StateObserver on_state_change = {});
   ~ModelLifecycle();  // = shutdown()
   ModelLifecycle(const ModelLifecycle&) = delete;
   ModelLifecycle& operator=(const ModelLifecycle&) = delete;
@@ -92,10 +97,12 @@ class ModelLifecycle {
   Status load_version(Model* m, const ScannedModel& scan, const ScannedVersion& v, bool retry);
   void unload_version(Model* m, int64_t version, const std::string& reason);
   const Slot* serving_slot(const Model& m, int64_t version, int64_t* chosen, Status* why) const;
+  void state_changed() const;  // caller holds no lock of ours
 
   VersionLoader loader_;
   const scheduler::Clock* clock_;
   LoadObserver observer_;
+  StateObserver on_state_change_;
 
   mutable std::shared_mutex mu_;
   std::map<std::string, std::unique_ptr<Model>> models_;

@@ -1,5 +1,8 @@
 #include "core/repository.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -79,8 +82,21 @@ ScannedVersion scan_version(const fs::path& root, const fs::path& version_dir, i
   return v;
 }
 
+// The config's bytes, the same for equal configs (map entries in key order).
+std::string deterministic_bytes(const inference::ModelConfig& config) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    config.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
 Result<ScannedModel> scan_model_dir(const fs::path& root, const std::string& name,
-                                    std::vector<std::string>* warnings) {
+                                    std::vector<std::string>* warnings,
+                                    const inference::ModelConfig* config_override) {
   if (!is_valid_model_name(name))
     return invalid_argument("model name '", name, "' is not [A-Za-z0-9_.-]+");
   OSPREY_ASSIGN_OR_RETURN(fs::path dir, resolve_inside(root, root / name));
@@ -91,19 +107,24 @@ Result<ScannedModel> scan_model_dir(const fs::path& root, const std::string& nam
   m.dir = dir.string();
   std::string config_stamp = "no-config";
   fs::path config_path = dir / "config.pbtxt";
-  if (fs::exists(config_path, ec)) {
-    auto resolved = resolve_inside(root, config_path);
-    if (!resolved.ok()) {
-      m.config_status = resolved.status();
-      return m;
-    }
-    config_stamp = file_stamp(*resolved);
-  }
-  auto config = load_model_config(m.dir, name);
-  if (!config.ok()) {
-    m.config_status = config.status();
+  if (config_override) {
+    m.config = *config_override;
+    config_stamp = "override:" + deterministic_bytes(m.config);
   } else {
-    m.config = std::move(config).value();
+    if (fs::exists(config_path, ec)) {
+      auto resolved = resolve_inside(root, config_path);
+      if (!resolved.ok()) {
+        m.config_status = resolved.status();
+        return m;
+      }
+      config_stamp = file_stamp(*resolved);
+    }
+    auto config = load_model_config(m.dir, name);
+    if (!config.ok()) {
+      m.config_status = config.status();
+    } else {
+      m.config = std::move(config).value();
+    }
   }
   std::string filename =
       m.config.default_model_filename().empty() ? "model.onnx" : m.config.default_model_filename();
@@ -171,7 +192,7 @@ Result<RepositoryScan> scan_repository(const std::string& root) {
   if (ec) return not_found("model repository '", root, "': ", ec.message());
   std::sort(names.begin(), names.end());
   for (const auto& name : names) {
-    auto m = scan_model_dir(r, name, &scan.warnings);
+    auto m = scan_model_dir(r, name, &scan.warnings, nullptr);
     if (m.ok())
       scan.models.push_back(std::move(m).value());
     else
@@ -180,9 +201,10 @@ Result<RepositoryScan> scan_repository(const std::string& root) {
   return scan;
 }
 
-Result<ScannedModel> scan_model(const std::string& root, const std::string& name) {
+Result<ScannedModel> scan_model(const std::string& root, const std::string& name,
+                                const inference::ModelConfig* config_override) {
   OSPREY_ASSIGN_OR_RETURN(fs::path r, canonical_root(root));
-  return scan_model_dir(r, name, nullptr);
+  return scan_model_dir(r, name, nullptr, config_override);
 }
 
 }  // namespace osprey::server

@@ -44,7 +44,11 @@ int64_t parse_version_name(std::string_view name);
 
 // Scans every model under `root`. The root must be an existing directory.
 Result<RepositoryScan> scan_repository(const std::string& root);
-// Scans one model; kNotFound when `<root>/<name>` is not a model directory.
-Result<ScannedModel> scan_model(const std::string& root, const std::string& name);
+// Scans one model; kNotFound when `<root>/<name>` is not a model directory. With
+// `config_override` (already validated, see config_override.h) config.pbtxt is not read: the
+// override is the model's config, and the versions' fingerprints say so (a load with another
+// override, or without one, is a change).
+Result<ScannedModel> scan_model(const std::string& root, const std::string& name,
+                                const inference::ModelConfig* config_override = nullptr);
 
 }  // namespace osprey::server

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <future>
 
+#include "core/config_override.h"
 #include "core/cpu_budget.h"
 #include "core/datatype.h"
 #include "core/osprey_backend.h"
@@ -65,7 +66,8 @@ ServerImpl::ServerImpl(const ServerOptions& options, std::unique_ptr<Backend> ba
       [this](const VersionSource& s) { return load_version(s); }, &clock_,
       [this](const std::string& model, int64_t version, double seconds, const Status& st) {
         if (st.ok()) metrics_->observe_load(model, version, seconds);
-      });
+      },
+      [this] { notify_health_changed(); });
 }
 
 ServerImpl::~ServerImpl() { shutdown(); }
@@ -116,6 +118,7 @@ Status ServerImpl::startup() {
     pending.push_back(lifecycle_->apply(std::move(m), true));
   }
   for (auto& f : pending) f.wait();  // a failed model is reported in the index, not fatal
+  notify_health_changed();
   if (options_.control_mode == ModelControlMode::kPoll)
     poll_thread_ = std::thread([this] { poll_loop(); });
   return Status::Ok();
@@ -269,10 +272,24 @@ std::vector<RepositoryEntry> ServerImpl::repository_index(bool ready_only) const
 }
 
 Status ServerImpl::load_model(const std::string& model) {
+  return load_model(model, ModelLoadOptions{});
+}
+
+Status ServerImpl::load_model(const std::string& model, const ModelLoadOptions& options) {
   if (options_.control_mode != ModelControlMode::kExplicit)
     return failed_precondition("load_model needs explicit model control mode");
   if (shutting_down_) return unavailable("the server is shutting down");
-  OSPREY_ASSIGN_OR_RETURN(ScannedModel scan, scan_model(options_.model_repository, model));
+  // A bad override is refused here, before the lifecycle sees it: what serves keeps serving.
+  std::optional<inference::ModelConfig> override_config;
+  if (options.config) {
+    auto parsed = parse_config_override(*options.config, model);
+    if (!parsed.ok()) return parsed.status().with_context(str_cat("model '", model, "'"));
+    override_config = std::move(parsed).value();
+  }
+  OSPREY_ASSIGN_OR_RETURN(
+      ScannedModel scan,
+      scan_model(options_.model_repository, model,
+                 override_config ? &*override_config : nullptr));
   return lifecycle_->apply(std::move(scan), true).get();
 }
 
@@ -321,8 +338,10 @@ void ServerImpl::shutdown() {
     shutting_down_ = true;
   }
   poll_cv_.notify_all();
+  notify_health_changed();  // not ready from here on
   if (poll_thread_.joinable()) poll_thread_.join();
   lifecycle_->shutdown();
+  notify_health_changed();  // not live
 }
 
 }  // namespace osprey::server

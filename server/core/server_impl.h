@@ -37,6 +37,7 @@ class ServerImpl : public Server {
   void infer_async(InferRequest request, InferCallback done) override;
   std::vector<RepositoryEntry> repository_index(bool ready_only) const override;
   Status load_model(const std::string& model) override;
+  Status load_model(const std::string& model, const ModelLoadOptions& options) override;
   Status unload_model(const std::string& model) override;
   Result<std::vector<ModelStats>> statistics(const std::string& model,
                                              const std::string& version) const override;
