@@ -37,7 +37,7 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::start(Server* server,
   OSPREY_RETURN_IF_ERROR(check_address(options.address));
   std::unique_ptr<GrpcServer> self(new GrpcServer(
       std::make_unique<InferenceService>(server, options.stream_window),
-      std::make_unique<HealthService>(server, options.health_watch_poll), options.shutdown_grace));
+      std::make_unique<HealthService>(server), options.shutdown_grace));
 
   grpc::ServerBuilder builder;
   // Our own grpc.health.v1 service is registered below; gRPC's built-in one would clash.

@@ -24,9 +24,6 @@ struct GrpcServerOptions {
   std::string address = "0.0.0.0:8001";             // host:port; port 0 = a free port (see port())
   int stream_window = 8;                            // requests of one stream in the server at once
   std::chrono::milliseconds shutdown_grace{10000};  // used by the destructor
-  // How often open grpc.health.v1 Watch streams re-read the server's status (only while one is
-  // open): the most a status change waits before it is sent.
-  std::chrono::milliseconds health_watch_poll{100};
 };
 
 class GrpcServer {

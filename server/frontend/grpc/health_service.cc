@@ -4,9 +4,10 @@ namespace osprey::server::grpc_frontend {
 
 using grpc::health::v1::HealthCheckResponse;
 
-HealthService::HealthService(const Server* server, std::chrono::milliseconds watch_poll)
+HealthService::HealthService(const Server* server)
     : server_(server),
-      watchers_([this](const std::string& service) { return status_of(service); }, watch_poll) {}
+      watchers_([this](const std::string& service) { return status_of(service); }),
+      subscription_(server->subscribe_health([this] { watchers_.refresh(); })) {}
 
 ServingStatus HealthService::status_of(const std::string& service) const {
   if (!service.empty() && service != "inference.GRPCInferenceService")

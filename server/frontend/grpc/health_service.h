@@ -5,8 +5,8 @@
 //    service name gets SERVICE_UNKNOWN and the stream stays open, as the protocol asks.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "api/server.h"
@@ -17,8 +17,8 @@ namespace osprey::server::grpc_frontend {
 
 class HealthService final : public grpc::health::v1::Health::CallbackService {
  public:
-  // Watch streams re-read the status every `watch_poll` while any is open.
-  HealthService(const Server* server, std::chrono::milliseconds watch_poll);
+  // Watch streams are told about changes by the server's health notification.
+  explicit HealthService(const Server* server);
 
   grpc::ServerUnaryReactor* Check(grpc::CallbackServerContext* ctx,
                                   const grpc::health::v1::HealthCheckRequest* req,
@@ -39,6 +39,8 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
 
   const Server* server_;
   HealthWatchers watchers_;
+  // Last: dropped first, so no notification reaches watchers_ once it starts going away.
+  std::unique_ptr<HealthEvents::Subscription> subscription_;
 };
 
 }  // namespace osprey::server::grpc_frontend

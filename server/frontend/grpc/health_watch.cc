@@ -66,10 +66,7 @@ void HealthWatchReactor::advance(std::unique_lock<std::mutex> lock) {
   }
 }
 
-HealthWatchers::HealthWatchers(StatusFn status, std::chrono::milliseconds poll)
-    : status_(std::move(status)), poll_(poll) {
-  poller_ = std::thread([this] { poll_loop(); });
-}
+HealthWatchers::HealthWatchers(StatusFn status) : status_(std::move(status)) {}
 
 HealthWatchers::~HealthWatchers() {
   close_all();
@@ -78,19 +75,36 @@ HealthWatchers::~HealthWatchers() {
 
 HealthWatchReactor* HealthWatchers::open(const std::string& service) {
   auto reactor = std::make_shared<HealthWatchReactor>(this, service);
+  std::lock_guard<std::mutex> send(send_mu_);
   bool closing = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     open_[reactor.get()] = reactor;
     closing = closing_;
   }
-  cv_.notify_all();  // the poll thread starts polling if this is the first stream
   if (closing) {
     reactor->close();
   } else {
     reactor->update(status_(service));
   }
   return reactor.get();  // open_ keeps it until OnDone
+}
+
+void HealthWatchers::refresh() {
+  std::lock_guard<std::mutex> send(send_mu_);
+  std::vector<std::shared_ptr<HealthWatchReactor>> streams;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closing_) return;
+    for (const auto& [ptr, reactor] : open_) streams.push_back(reactor);
+  }
+  std::map<std::string, ServingStatus> statuses;  // one look per service name
+  for (const auto& reactor : streams) {
+    auto it = statuses.find(reactor->service());
+    if (it == statuses.end())
+      it = statuses.emplace(reactor->service(), status_(reactor->service())).first;
+    reactor->update(it->second);
+  }
 }
 
 void HealthWatchers::close_all() {
@@ -100,9 +114,7 @@ void HealthWatchers::close_all() {
     closing_ = true;
     for (const auto& [ptr, reactor] : open_) streams.push_back(reactor);
   }
-  cv_.notify_all();
   for (const auto& reactor : streams) reactor->close();
-  if (poller_.joinable()) poller_.join();
 }
 
 void HealthWatchers::wait_idle() {
@@ -125,30 +137,6 @@ void HealthWatchers::done(HealthWatchReactor* reactor) {
     open_.erase(it);
   }
   cv_.notify_all();
-}
-
-void HealthWatchers::poll_loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!closing_) {
-    if (open_.empty()) {
-      cv_.wait(lock, [this] { return closing_ || !open_.empty(); });
-      continue;
-    }
-    cv_.wait_for(lock, poll_, [this] { return closing_; });
-    if (closing_) return;
-    std::vector<std::shared_ptr<HealthWatchReactor>> streams;
-    for (const auto& [ptr, reactor] : open_) streams.push_back(reactor);
-    lock.unlock();
-    std::map<std::string, ServingStatus> statuses;  // one look per service name
-    for (const auto& reactor : streams) {
-      auto it = statuses.find(reactor->service());
-      if (it == statuses.end())
-        it = statuses.emplace(reactor->service(), status_(reactor->service())).first;
-      reactor->update(it->second);
-    }
-    streams.clear();
-    lock.lock();
-  }
 }
 
 }  // namespace osprey::server::grpc_frontend

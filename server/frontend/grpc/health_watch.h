@@ -1,16 +1,15 @@
 // grpc.health.v1.Health/Watch: server-streaming health. A stream gets the current status at once
 // and again whenever it changes, until the client cancels or the server shuts down.
 //
-// The server API has no change notification, so HealthWatchers re-reads the status every `poll`
-// (GrpcServerOptions::health_watch_poll) on one thread, only while at least one Watch stream is
-// open; with none open the thread sleeps without a timeout. A change reaches the client within
-// one poll interval. At shutdown every stream gets NOT_SERVING (if it was told anything else) and
-// ends with UNAVAILABLE, so open streams never hold up the server's shutdown.
+// Nothing polls: HealthWatchers::refresh() re-reads the status of every open stream and is called
+// by the server's health notification (Server::subscribe_health) on the thread that changed the
+// state, so a change is written to the clients at once. No thread of its own, no timer: idle, it
+// uses no CPU. At shutdown every stream gets NOT_SERVING (if it was told anything else) and ends
+// with UNAVAILABLE, so open streams never hold up the server's shutdown.
 #pragma once
 
 #include <grpcpp/support/server_callback.h>
 
-#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -18,7 +17,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "osprey_server/health.pb.h"
 
@@ -61,18 +59,22 @@ class HealthWatchReactor final
   bool finished_ = false;   // Finish was called: no more operations
 };
 
-// The open Watch streams and the thread that tells them about changes.
+// The open Watch streams.
 class HealthWatchers {
  public:
   using StatusFn = std::function<ServingStatus(const std::string& service)>;
-  HealthWatchers(StatusFn status, std::chrono::milliseconds poll);
+  explicit HealthWatchers(StatusFn status);
   ~HealthWatchers();  // close_all(), then waits for every stream to be done
   HealthWatchers(const HealthWatchers&) = delete;
   HealthWatchers& operator=(const HealthWatchers&) = delete;
 
   // A new stream for `service`, already sending its first status (or closing, after close_all).
   HealthWatchReactor* open(const std::string& service);
-  // Ends every open stream (see above), refuses new ones, stops the poll thread. Idempotent.
+  // Re-reads the status (once per service name) and sends it to every open stream it changed
+  // for. Calls are serialized, and each reads the status after the previous one finished, so
+  // the last status a stream is sent is the status read by the last refresh.
+  void refresh();
+  // Ends every open stream (see above) and refuses new ones. Idempotent.
   void close_all();
   // Returns once every stream is done (gRPC called OnDone).
   void wait_idle();
@@ -81,16 +83,16 @@ class HealthWatchers {
  private:
   friend class HealthWatchReactor;
   void done(HealthWatchReactor* reactor);  // from OnDone: forgets (and may delete) it
-  void poll_loop();
 
   const StatusFn status_;
-  const std::chrono::milliseconds poll_;
+  // Held while reading a status and handing it to streams (refresh, and a new stream's first
+  // status), so that an older reading is never sent after a newer one. Taken before mu_.
+  std::mutex send_mu_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;  // poll thread: stream opened or closing; wait_idle: stream done
-  // Shared so that the poll thread can keep a stream alive while it updates it outside mu_.
+  std::condition_variable cv_;  // wait_idle: a stream is done
+  // Shared so that refresh can keep a stream alive while it updates it outside mu_.
   std::map<HealthWatchReactor*, std::shared_ptr<HealthWatchReactor>> open_;
   bool closing_ = false;
-  std::thread poller_;
 };
 
 }  // namespace osprey::server::grpc_frontend

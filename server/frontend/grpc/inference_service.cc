@@ -1,5 +1,7 @@
 #include "frontend/grpc/inference_service.h"
 
+#include <map>
+#include <string>
 #include <utility>
 
 #include "frontend/grpc/infer_codec.h"
@@ -153,13 +155,21 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
   if (req->model_name().empty()) return finish(ctx, invalid_argument("model_name is empty"));
   if (!req->repository_name().empty())
     return finish(ctx, not_found("unknown repository '", req->repository_name(), "'"));
-  if (!req->parameters().empty())
-    return finish(ctx, unimplemented("load parameters (config override, model files) are not "
-                                     "supported; load the model from the repository as is"));
+  ModelLoadOptions options;
+  // Keys in order, so that the error names the same key every time.
+  std::map<std::string, const inference::ModelRepositoryParameter*> params;
+  for (const auto& [key, value] : req->parameters()) params.emplace(key, &value);
+  for (const auto& [key, value] : params) {
+    if (Status st = check_load_parameter_key(key); !st.ok()) return finish(ctx, st);
+    if (value->parameter_choice_case() != inference::ModelRepositoryParameter::kStringParam)
+      return finish(ctx, invalid_argument("load parameter 'config' must be a string_param "
+                                          "holding the model configuration as JSON"));
+    options.config = value->string_param();
+  }
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   calls_.begin();
-  admin_.post([this, reactor, model = req->model_name()] {
-    reactor->Finish(to_grpc_status(server_->load_model(model)));
+  admin_.post([this, reactor, model = req->model_name(), options = std::move(options)] {
+    reactor->Finish(to_grpc_status(server_->load_model(model, options)));
     calls_.end();
   });
   return reactor;

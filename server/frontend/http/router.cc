@@ -197,20 +197,28 @@ class RouteHandler {
     auto doc = parse_object_body(req_.body, load ? "load" : "unload");
     if (!doc.ok()) return respond_(error_response(doc.status()));
     // Triton's clients send {"parameters": {"unload_dependents": false}} on unload. Osprey has
-    // no ensembles, so a model has no dependents and the flag changes nothing; configuration
-    // and file overrides on load are not supported.
+    // no ensembles, so a model has no dependents and the flag changes nothing. On load,
+    // {"parameters": {"config": "<model config as JSON>"}} overrides config.pbtxt.
+    ModelLoadOptions options;
     if (const rapidjson::Value* p = find_member(*doc, "parameters"); p) {
       if (!p->IsObject())
         return respond_(error_response(invalid_argument("'parameters' must be an object")));
       for (const auto& m : p->GetObject()) {
-        const std::string key = m.name.GetString();
-        if (!load && key == "unload_dependents" && m.value.IsBool()) continue;
-        return respond_(error_response(unimplemented(
-            load ? "load" : "unload", " parameter '", key,
-            "' is not supported (configuration and file overrides are not implemented)")));
+        const std::string key(m.name.GetString(), m.name.GetStringLength());
+        if (!load) {
+          if (key == "unload_dependents" && m.value.IsBool()) continue;
+          return respond_(error_response(invalid_argument(
+              "unknown unload parameter '", key, "' (known: \"unload_dependents\", a bool)")));
+        }
+        if (Status k = check_load_parameter_key(key); !k.ok()) return respond_(error_response(k));
+        if (!m.value.IsString())
+          return respond_(error_response(invalid_argument(
+              "load parameter 'config' must be a string holding the model configuration as "
+              "JSON")));
+        options.config = std::string(m.value.GetString(), m.value.GetStringLength());
       }
     }
-    st = load ? server_.load_model(model) : server_.unload_model(model);
+    st = load ? server_.load_model(model, options) : server_.unload_model(model);
     if (!st.ok()) return respond_(error_response(st));
     respond_(empty_response(200));
   }

@@ -1,10 +1,13 @@
-// grpc.health.v1.Health/Watch through a real localhost channel: the first status, changes,
-// cancellation and shutdown with streams open.
+// grpc.health.v1.Health/Watch through a real localhost channel: the first status, changes
+// (told by the server's health notification; nothing polls), cancellation and shutdown with
+// streams open.
 #include <gmock/gmock.h>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "grpc_test_env.h"
 
@@ -48,7 +51,7 @@ TEST_F(HealthWatchTest, FirstMessageIsTheCurrentStatus) {
   EXPECT_EQ(next(server), HealthResponse::SERVING);
   Watch inference = watch("inference.GRPCInferenceService");
   EXPECT_EQ(next(inference), HealthResponse::SERVING);
-  fake_->is_ready = false;
+  fake_->is_ready = false;  // no notification needed: a new stream reads the status
   Watch not_ready = watch("");
   EXPECT_EQ(next(not_ready), HealthResponse::NOT_SERVING);
   EXPECT_TRUE(wait_open_watches(3));
@@ -66,13 +69,56 @@ TEST_F(HealthWatchTest, ChangesAreSent) {
   Watch w = watch("");
   ASSERT_EQ(next(w), HealthResponse::SERVING);
   fake_->is_ready = false;
+  fake_->notify_health_changed();
   EXPECT_EQ(next(w), HealthResponse::NOT_SERVING);
   fake_->is_ready = true;
+  fake_->notify_health_changed();
   EXPECT_EQ(next(w), HealthResponse::SERVING);
   // Check agrees with what Watch said.
   HealthResponse resp;
   ASSERT_TRUE(health_->Check(ctx().get(), {}, &resp).ok());
   EXPECT_EQ(resp.status(), HealthResponse::SERVING);
+}
+
+TEST_F(HealthWatchTest, ANotificationIsSentAtOnceAndOnlyChangesAreSent) {
+  Watch w = watch("", 30);
+  Watch other = watch("other.Service", 30);
+  ASSERT_EQ(next(w), HealthResponse::SERVING);
+  ASSERT_EQ(next(other), HealthResponse::SERVICE_UNKNOWN);
+  // Without a change a notification sends nothing: the next message is the change below.
+  fake_->notify_health_changed();
+  fake_->notify_health_changed();
+  fake_->is_ready = false;
+  const auto start = std::chrono::steady_clock::now();
+  fake_->notify_health_changed();
+  // Causality, not speed: the stream has no timer, so only the notification can send this
+  // (a lost one would leave Read waiting out the 30 s deadline).
+  ASSERT_EQ(next(w), HealthResponse::NOT_SERVING);
+  const auto latency = std::chrono::steady_clock::now() - start;
+  std::printf("notification to client: %.2f ms\n",
+              std::chrono::duration<double, std::milli>(latency).count());
+  EXPECT_LT(latency, 10s);
+  // Many notifications from several threads: the stream ends on the final status.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([this, t] {
+      for (int i = 0; i < 50; ++i) {
+        fake_->is_ready = (i + t) % 2 == 0;
+        fake_->notify_health_changed();
+      }
+    });
+  for (auto& t : threads) t.join();
+  fake_->is_ready = true;
+  fake_->notify_health_changed();
+  HealthResponse::ServingStatus last = HealthResponse::UNKNOWN;
+  while (last != HealthResponse::SERVING) {
+    last = next(w);
+    ASSERT_NE(last, HealthResponse::UNKNOWN) << "the stream never reached the final status";
+  }
+  // And then nothing more: the other service's stream saw no message at all.
+  w.ctx->TryCancel();
+  other.ctx->TryCancel();
+  EXPECT_EQ(next(other), HealthResponse::UNKNOWN);
 }
 
 TEST_F(HealthWatchTest, CancelEndsTheStream) {

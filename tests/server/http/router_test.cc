@@ -12,6 +12,17 @@
 namespace osprey::server::http {
 namespace {
 
+// The fake, also recording the load parameters the router passed on.
+class LoadRecordingServer : public testing::FakeServer {
+ public:
+  using testing::FakeServer::load_model;
+  Status load_model(const std::string& model, const ModelLoadOptions& options) override {
+    load_configs.push_back(options.config.value_or("<none>"));
+    return load_model(model);
+  }
+  std::vector<std::string> load_configs;
+};
+
 class RouterTest : public ::testing::Test {
  protected:
   HttpResponse call(const std::string& method, const std::string& target,
@@ -34,7 +45,7 @@ class RouterTest : public ::testing::Test {
     return d.IsObject() && d.HasMember("error") ? d["error"].GetString() : "";
   }
 
-  testing::FakeServer server_;
+  LoadRecordingServer server_;
   Router router_{server_};
 };
 
@@ -172,10 +183,37 @@ TEST_F(RouterTest, RepositoryIndexLoadUnload) {
   EXPECT_EQ(call("POST", "/v2/repository/models/identity/unload", "{}").status, 200);
   EXPECT_EQ(server_.load_calls, (std::vector<std::string>{"load:identity", "unload:identity"}));
   EXPECT_EQ(call("POST", "/v2/repository/models/nope/load").status, 404);
-  auto params = call("POST", "/v2/repository/models/identity/load",
-                     R"({"parameters":{"config":"{}"}})");
-  EXPECT_EQ(params.status, 400);
-  EXPECT_NE(error_of(params).find("not supported"), std::string::npos);
+}
+
+TEST_F(RouterTest, LoadParameters) {
+  // Triton's config override: a JSON string, passed on as is.
+  const std::string config = R"({\"max_batch_size\": 4})";
+  EXPECT_EQ(call("POST", "/v2/repository/models/identity/load",
+                 R"({"parameters":{"config":")" + config + R"("}})")
+                .status,
+            200);
+  EXPECT_EQ(call("POST", "/v2/repository/models/identity/load", R"({"parameters":{}})").status,
+            200);
+  EXPECT_EQ(server_.load_configs,
+            (std::vector<std::string>{R"({"max_batch_size": 4})", "<none>"}));
+
+  auto not_string = call("POST", "/v2/repository/models/identity/load",
+                         R"({"parameters":{"config":{"max_batch_size":4}}})");
+  EXPECT_EQ(not_string.status, 400);
+  EXPECT_NE(error_of(not_string).find("'config' must be a string"), std::string::npos);
+  auto unknown = call("POST", "/v2/repository/models/identity/load",
+                      R"({"parameters":{"config":"{}","colour":"red"}})");
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_NE(error_of(unknown).find("unknown load parameter 'colour'"), std::string::npos);
+  auto file = call("POST", "/v2/repository/models/identity/load",
+                   R"({"parameters":{"file:1/model.onnx":"AAAA"}})");
+  EXPECT_EQ(file.status, 400);
+  EXPECT_NE(error_of(file).find("'file:1/model.onnx'"), std::string::npos);
+  auto on_unload = call("POST", "/v2/repository/models/identity/unload",
+                        R"({"parameters":{"config":"{}"}})");
+  EXPECT_EQ(on_unload.status, 400);
+  EXPECT_NE(error_of(on_unload).find("unknown unload parameter 'config'"), std::string::npos);
+  EXPECT_EQ(server_.load_configs.size(), 2u) << "a refused request reached the server";
 }
 
 TEST_F(RouterTest, StatisticsAndConfig) {
