@@ -5,14 +5,13 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "api/health_events.h"
+#include "api/load_options.h"
 #include "api/types.h"
 #include "osprey/status.h"
 
@@ -30,21 +29,6 @@ struct ServerLimits {
   int64_t max_tensor_elements = int64_t{1} << 28;      // per tensor, before allocating
   int64_t max_queue_size = 1024;                       // per model, unless its config says
 };
-
-// What a repository load may carry besides the model name: Triton's load parameters.
-struct ModelLoadOptions {
-  // "config": the whole model configuration as JSON (Triton's ModelConfig, proto or JSON field
-  // names), used instead of config.pbtxt for this load; the files are not changed, and a later
-  // load without it goes back to config.pbtxt. At most kMaxConfigOverrideBytes.
-  std::optional<std::string> config;
-  bool empty() const { return !config.has_value(); }
-};
-inline constexpr size_t kMaxConfigOverrideBytes = size_t{1} << 20;
-
-// Checks the key of one load parameter. The known key "config" (a string); Triton's
-// "file:<version>/<name>" (model bytes sent with the load) is kUnimplemented; anything else is
-// kInvalidArgument naming the key.
-Status check_load_parameter_key(const std::string& key);
 
 struct ServerOptions {
   std::string model_repository;
@@ -90,6 +74,7 @@ class Server {
   // The same with load parameters. A bad config override is kInvalidArgument naming what was
   // wrong, and the version already serving keeps serving. With `options` empty this is
   // load_model(model); a server that takes no parameters answers kUnimplemented otherwise.
+  // See api/load_options.h for the parameters.
   virtual Status load_model(const std::string& model, const ModelLoadOptions& options);
   virtual Status unload_model(const std::string& model) = 0;  // drains in-flight requests
   // model "" = all models; version "" = all versions of the model.

@@ -1,6 +1,11 @@
 #include "core/config_override.h"
 
 #include <google/protobuf/util/json_util.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
 
 #include "api/server.h"
 #include "core/model_config_loader.h"
@@ -25,6 +30,37 @@ Result<inference::ModelConfig> parse_config_override(std::string_view json,
   Status st = validate_model_config(model_name, &config);
   if (!st.ok()) return st.with_context("config override");
   return config;
+}
+
+Result<std::unique_ptr<OverrideDirectory>> OverrideDirectory::create(
+    const std::string& model, const std::map<std::string, std::string>& files) {
+  namespace fs = std::filesystem;
+  static std::atomic<uint64_t> counter{0};
+  std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec);
+  if (ec) return internal_error("no temporary directory for the load's files: ", ec.message());
+  fs::path root = tmp / str_cat("osprey-load-", ::getpid(), "-", counter++);
+  if (!fs::create_directory(root, ec) || ec)
+    return internal_error("cannot create ", root.string(), ": ",
+                          ec ? ec.message() : "it already exists");
+  std::unique_ptr<OverrideDirectory> dir(new OverrideDirectory(root.string()));
+  const fs::path model_dir = root / model;
+  for (const auto& [relative, content] : files) {
+    const fs::path path = model_dir / relative;
+    fs::create_directories(path.parent_path(), ec);
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.close();
+    if (ec || !out)
+      return internal_error("cannot write the load's file '", relative, "' under ", root.string());
+  }
+  fs::create_directories(model_dir, ec);  // even with no file, the model directory exists
+  return dir;
+}
+
+OverrideDirectory::~OverrideDirectory() {
+  std::error_code ec;
+  std::filesystem::remove_all(root_, ec);
 }
 
 }  // namespace osprey::server

@@ -109,7 +109,7 @@ Result<ScannedModel> scan_model_dir(const fs::path& root, const std::string& nam
   fs::path config_path = dir / "config.pbtxt";
   if (config_override) {
     m.config = *config_override;
-    config_stamp = "override:" + deterministic_bytes(m.config);
+    config_stamp = "override:" + m.dir + ":" + deterministic_bytes(m.config);
   } else {
     if (fs::exists(config_path, ec)) {
       auto resolved = resolve_inside(root, config_path);

@@ -279,6 +279,9 @@ Status ServerImpl::load_model(const std::string& model, const ModelLoadOptions& 
   if (options_.control_mode != ModelControlMode::kExplicit)
     return failed_precondition("load_model needs explicit model control mode");
   if (shutting_down_) return unavailable("the server is shutting down");
+  if (!options.files.empty() && !options.config)
+    return invalid_argument("model '", model, "': file: load parameters need the \"config\" "
+                            "parameter too (the configuration of the sent model directory)");
   // A bad override is refused here, before the lifecycle sees it: what serves keeps serving.
   std::optional<inference::ModelConfig> override_config;
   if (options.config) {
@@ -286,18 +289,61 @@ Status ServerImpl::load_model(const std::string& model, const ModelLoadOptions& 
     if (!parsed.ok()) return parsed.status().with_context(str_cat("model '", model, "'"));
     override_config = std::move(parsed).value();
   }
-  OSPREY_ASSIGN_OR_RETURN(
-      ScannedModel scan,
-      scan_model(options_.model_repository, model,
-                 override_config ? &*override_config : nullptr));
-  return lifecycle_->apply(std::move(scan), true).get();
+  if (options.files.empty()) {
+    OSPREY_ASSIGN_OR_RETURN(
+        ScannedModel scan,
+        scan_model(options_.model_repository, model,
+                   override_config ? &*override_config : nullptr));
+    Status st = lifecycle_->apply(std::move(scan), true).get();
+    if (st.ok()) forget_override_dirs(model, nullptr);
+    return st;
+  }
+  return load_with_files(model, options, *override_config);
+}
+
+Status ServerImpl::load_with_files(const std::string& model, const ModelLoadOptions& options,
+                                   const inference::ModelConfig& config) {
+  // The model must be in the repository, as Triton asks: files replace its directory's content
+  // for this load, they do not add models.
+  OSPREY_RETURN_IF_ERROR(scan_model(options_.model_repository, model).status());
+  OSPREY_ASSIGN_OR_RETURN(std::shared_ptr<OverrideDirectory> dir,
+                          OverrideDirectory::create(model, options.files));
+  OSPREY_ASSIGN_OR_RETURN(ScannedModel scan, scan_model(dir->root(), model, &config));
+  bool any = false;
+  for (const auto& v : scan.versions) any = any || v.status.ok();
+  if (!any)
+    return invalid_argument("model '", model, "': the load's files hold no version directory with ",
+                            config.default_model_filename().empty()
+                                ? "model.onnx"
+                                : config.default_model_filename(),
+                            " (send e.g. \"file:1/model.onnx\")");
+  {
+    std::lock_guard<std::mutex> lock(override_dirs_mu_);
+    override_dirs_[model].push_back(dir);
+  }
+  Status st = lifecycle_->apply(std::move(scan), true).get();
+  if (st.ok()) forget_override_dirs(model, dir.get());
+  return st;
+}
+
+void ServerImpl::forget_override_dirs(const std::string& model, const OverrideDirectory* keep) {
+  std::vector<std::shared_ptr<OverrideDirectory>> gone;  // removed outside the lock
+  std::lock_guard<std::mutex> lock(override_dirs_mu_);
+  auto it = override_dirs_.find(model);
+  if (it == override_dirs_.end()) return;
+  for (auto& d : it->second)
+    if (d.get() != keep) gone.push_back(std::move(d));
+  std::erase(it->second, nullptr);
+  if (it->second.empty()) override_dirs_.erase(it);
 }
 
 Status ServerImpl::unload_model(const std::string& model) {
   if (options_.control_mode != ModelControlMode::kExplicit)
     return failed_precondition("unload_model needs explicit model control mode");
   if (!is_valid_model_name(model)) return not_found("model '", model, "' is not in the repository");
-  return lifecycle_->unload(model).get();
+  Status st = lifecycle_->unload(model).get();
+  if (st.ok()) forget_override_dirs(model, nullptr);
+  return st;
 }
 
 Result<std::vector<ModelStats>> ServerImpl::statistics(const std::string& model,

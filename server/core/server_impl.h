@@ -9,9 +9,11 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "api/server.h"
 #include "core/backend.h"
+#include "core/config_override.h"
 #include "core/model_lifecycle.h"
 #include "core/server_metrics.h"
 #include "scheduler/clock.h"
@@ -55,6 +57,10 @@ class ServerImpl : public Server {
   Status startup();
   Result<int64_t> parse_version(const std::string& model, const std::string& version) const;
   void poll_loop();
+  Status load_with_files(const std::string& model, const ModelLoadOptions& options,
+                         const inference::ModelConfig& config);
+  // Drops the model's override directories except `keep` (nullptr: all).
+  void forget_override_dirs(const std::string& model, const OverrideDirectory* keep);
 
   ServerOptions options_;
   int thread_budget_ = 1;
@@ -71,6 +77,11 @@ class ServerImpl : public Server {
   std::mutex applied_mu_;
   std::map<std::string, std::string> applied_;  // model -> what was last applied (poll mode)
   std::thread poll_thread_;
+
+  // Directories of loads that sent their files, per model: the newest may be serving; older
+  // ones go when a later load of the model succeeds.
+  std::mutex override_dirs_mu_;
+  std::map<std::string, std::vector<std::shared_ptr<OverrideDirectory>>> override_dirs_;
 };
 
 }  // namespace osprey::server

@@ -161,10 +161,18 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
   for (const auto& [key, value] : req->parameters()) params.emplace(key, &value);
   for (const auto& [key, value] : params) {
     if (Status st = check_load_parameter_key(key); !st.ok()) return finish(ctx, st);
-    if (value->parameter_choice_case() != inference::ModelRepositoryParameter::kStringParam)
-      return finish(ctx, invalid_argument("load parameter 'config' must be a string_param "
-                                          "holding the model configuration as JSON"));
-    options.config = value->string_param();
+    if (key == "config") {
+      if (value->parameter_choice_case() != inference::ModelRepositoryParameter::kStringParam)
+        return finish(ctx, invalid_argument("load parameter 'config' must be a string_param "
+                                            "holding the model configuration as JSON"));
+      options.config = value->string_param();
+      continue;
+    }
+    if (value->parameter_choice_case() != inference::ModelRepositoryParameter::kBytesParam)
+      return finish(ctx, invalid_argument("load parameter '", key,
+                                          "' must be a bytes_param holding the file"));
+    if (Status st = add_load_file(key, value->bytes_param(), &options); !st.ok())
+      return finish(ctx, st);
   }
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   calls_.begin();

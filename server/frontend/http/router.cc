@@ -57,6 +57,23 @@ Result<rapidjson::Document> parse_object_body(const std::string& body, const cha
   return doc;
 }
 
+// One known load parameter: "config" (a JSON string) or "file:<path>" (base64 of the bytes).
+Status add_load_parameter(const std::string& key, const rapidjson::Value& value,
+                          ModelLoadOptions* options) {
+  if (key == "config") {
+    if (!value.IsString())
+      return invalid_argument(
+          "load parameter 'config' must be a string holding the model configuration as JSON");
+    options->config = std::string(value.GetString(), value.GetStringLength());
+    return Status::Ok();
+  }
+  if (!value.IsString())
+    return invalid_argument("load parameter '", key, "' must be a base64 string");
+  auto bytes = decode_base64(std::string_view(value.GetString(), value.GetStringLength()));
+  if (!bytes.ok()) return bytes.status().with_context(str_cat("load parameter '", key, "'"));
+  return add_load_file(key, std::move(bytes).value(), options);
+}
+
 // The parts of /v2/models/{m}[/versions/{v}][/action].
 struct ModelRoute {
   std::string model;
@@ -211,11 +228,8 @@ class RouteHandler {
               "unknown unload parameter '", key, "' (known: \"unload_dependents\", a bool)")));
         }
         if (Status k = check_load_parameter_key(key); !k.ok()) return respond_(error_response(k));
-        if (!m.value.IsString())
-          return respond_(error_response(invalid_argument(
-              "load parameter 'config' must be a string holding the model configuration as "
-              "JSON")));
-        options.config = std::string(m.value.GetString(), m.value.GetStringLength());
+        if (Status v = add_load_parameter(key, m.value, &options); !v.ok())
+          return respond_(error_response(v));
       }
     }
     st = load ? server_.load_model(model, options) : server_.unload_model(model);

@@ -18,9 +18,11 @@ class LoadRecordingServer : public testing::FakeServer {
   using testing::FakeServer::load_model;
   Status load_model(const std::string& model, const ModelLoadOptions& options) override {
     load_configs.push_back(options.config.value_or("<none>"));
+    for (const auto& [path, bytes] : options.files) load_files.push_back(path + "=" + bytes);
     return load_model(model);
   }
   std::vector<std::string> load_configs;
+  std::vector<std::string> load_files;
 };
 
 class RouterTest : public ::testing::Test {
@@ -205,15 +207,26 @@ TEST_F(RouterTest, LoadParameters) {
                       R"({"parameters":{"config":"{}","colour":"red"}})");
   EXPECT_EQ(unknown.status, 400);
   EXPECT_NE(error_of(unknown).find("unknown load parameter 'colour'"), std::string::npos);
-  auto file = call("POST", "/v2/repository/models/identity/load",
-                   R"({"parameters":{"file:1/model.onnx":"AAAA"}})");
-  EXPECT_EQ(file.status, 400);
-  EXPECT_NE(error_of(file).find("'file:1/model.onnx'"), std::string::npos);
+  // Files: base64 strings (as tritonclient sends them), the path checked.
+  EXPECT_EQ(call("POST", "/v2/repository/models/identity/load",
+                 R"({"parameters":{"config":"{}","file:1/model.onnx":"TWFu"}})")
+                .status,
+            200);
+  EXPECT_EQ(server_.load_files, std::vector<std::string>{"1/model.onnx=Man"});
+  auto bad_base64 = call("POST", "/v2/repository/models/identity/load",
+                         R"({"parameters":{"config":"{}","file:1/model.onnx":"TWF"}})");
+  EXPECT_EQ(bad_base64.status, 400);
+  EXPECT_NE(error_of(bad_base64).find("'file:1/model.onnx'"), std::string::npos);
+  EXPECT_NE(error_of(bad_base64).find("base64"), std::string::npos);
+  auto traversal = call("POST", "/v2/repository/models/identity/load",
+                        R"({"parameters":{"config":"{}","file:../../etc/x":"TWFu"}})");
+  EXPECT_EQ(traversal.status, 400);
+  EXPECT_NE(error_of(traversal).find("the path must be"), std::string::npos);
   auto on_unload = call("POST", "/v2/repository/models/identity/unload",
                         R"({"parameters":{"config":"{}"}})");
   EXPECT_EQ(on_unload.status, 400);
   EXPECT_NE(error_of(on_unload).find("unknown unload parameter 'config'"), std::string::npos);
-  EXPECT_EQ(server_.load_configs.size(), 2u) << "a refused request reached the server";
+  EXPECT_EQ(server_.load_configs.size(), 3u) << "a refused request reached the server";
 }
 
 TEST_F(RouterTest, StatisticsAndConfig) {
