@@ -1,6 +1,7 @@
 """Load with a config override (Triton's load parameter "config") through tritonclient, HTTP and
 gRPC, and grpc.health.v1.Health/Watch following loads and unloads as they happen."""
 
+import base64
 import json
 import queue
 import threading
@@ -129,6 +130,49 @@ def test_override_needs_explicit_mode(start_server, tiny_repo):
     with pytest.raises(InferenceServerException, match="explicit"):
         client.load_model("identity_fp32", config=json.dumps({"max_batch_size": 2}))
     assert client.get_model_config("identity_fp32")["max_batch_size"] == 8
+
+
+def test_model_files_sent_with_the_load(start_server, tiny_repo):
+    server = explicit(start_server, tiny_repo)
+    rpc = grpcclient.InferenceServerClient(server.grpc_url)
+    http = httpclient.InferenceServerClient(server.http_url)
+    model = (tiny_repo / "identity_fp32" / "1" / "model.onnx").read_bytes()
+    # gRPC, tritonclient's own call: the files form the model directory (version 7 only).
+    rpc.load_model("identity_fp32", config=json.dumps({"max_batch_size": 4}),
+                   files={"file:7/model.onnx": model})
+    assert http.is_model_ready("identity_fp32", "7")
+    assert not http.is_model_ready("identity_fp32", "1")
+    assert http.get_model_config("identity_fp32")["max_batch_size"] == 4
+    infer_rows(http, httpclient, 4)
+    assert not (tiny_repo / "identity_fp32" / "7").exists()
+
+    # HTTP: base64 strings (tritonclient's HTTP load_model cannot encode files: it puts bytes
+    # into json.dumps, so the body is written here as Triton's protocol describes it).
+    body = {"parameters": {"config": json.dumps({"max_batch_size": 3}),
+                           "file:5/model.onnx": base64.b64encode(model).decode()}}
+    status, text = post(server, "v2/repository/models/identity_fp32/load", json.dumps(body))
+    assert status == 200, text
+    assert http.is_model_ready("identity_fp32", "5")
+    assert not http.is_model_ready("identity_fp32", "7")
+
+    for params, expected in [
+        ({"config": "{}", "file:../../evil/model.onnx": "TWFu"}, "the path must be"),
+        ({"config": "{}", "file:1/model.onnx": "not base64!"}, "base64"),
+        ({"file:1/model.onnx": "TWFu"}, "load parameters need the"),
+        ({"config": "{}", "file:1/model.onnx": "TWFu"}, "identity_fp32"),  # not an ONNX model
+    ]:
+        status, text = post(server, "v2/repository/models/identity_fp32/load",
+                            json.dumps({"parameters": params}))
+        assert status == 400 and expected in text, (params, status, text)
+        assert http.is_model_ready("identity_fp32", "5")
+    with pytest.raises(InferenceServerException, match="the path must be") as e:
+        rpc.load_model("identity_fp32", config="{}", files={"file:1/../../x": model})
+    assert e.value.status() == "StatusCode.INVALID_ARGUMENT"
+
+    http.load_model("identity_fp32")  # back to the repository
+    assert http.is_model_ready("identity_fp32", "1")
+    assert not http.is_model_ready("identity_fp32", "5")
+    assert http.get_model_config("identity_fp32")["max_batch_size"] == 8
 
 
 SERVING, NOT_SERVING = 1, 2
