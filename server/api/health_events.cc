@@ -5,7 +5,9 @@
 
 namespace osprey::server {
 
-HealthEvents::Subscription::~Subscription() { owner_->unsubscribe(id_); }
+HealthEvents::Subscription::~Subscription() {
+  owner_->unsubscribe(id_);
+}
 
 std::unique_ptr<HealthEvents::Subscription> HealthEvents::subscribe(Listener listener) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -57,7 +57,8 @@ Result<std::string> decode_base64(std::string_view text) {
     std::array<int8_t, 256> v{};
     v.fill(-1);
     const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i) v[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
+    for (int i = 0; i < 64; ++i)
+      v[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
     return v;
   }();
   if (text.size() % 4 != 0)

@@ -280,7 +280,8 @@ Status ServerImpl::load_model(const std::string& model, const ModelLoadOptions& 
     return failed_precondition("load_model needs explicit model control mode");
   if (shutting_down_) return unavailable("the server is shutting down");
   if (!options.files.empty() && !options.config)
-    return invalid_argument("model '", model, "': file: load parameters need the \"config\" "
+    return invalid_argument("model '", model,
+                            "': file: load parameters need the \"config\" "
                             "parameter too (the configuration of the sent model directory)");
   // A bad override is refused here, before the lifecycle sees it: what serves keeps serving.
   std::optional<inference::ModelConfig> override_config;
@@ -290,10 +291,9 @@ Status ServerImpl::load_model(const std::string& model, const ModelLoadOptions& 
     override_config = std::move(parsed).value();
   }
   if (options.files.empty()) {
-    OSPREY_ASSIGN_OR_RETURN(
-        ScannedModel scan,
-        scan_model(options_.model_repository, model,
-                   override_config ? &*override_config : nullptr));
+    OSPREY_ASSIGN_OR_RETURN(ScannedModel scan,
+                            scan_model(options_.model_repository, model,
+                                       override_config ? &*override_config : nullptr));
     Status st = lifecycle_->apply(std::move(scan), true).get();
     if (st.ok()) forget_override_dirs(model, nullptr);
     return st;
@@ -312,11 +312,10 @@ Status ServerImpl::load_with_files(const std::string& model, const ModelLoadOpti
   bool any = false;
   for (const auto& v : scan.versions) any = any || v.status.ok();
   if (!any)
-    return invalid_argument("model '", model, "': the load's files hold no version directory with ",
-                            config.default_model_filename().empty()
-                                ? "model.onnx"
-                                : config.default_model_filename(),
-                            " (send e.g. \"file:1/model.onnx\")");
+    return invalid_argument(
+        "model '", model, "': the load's files hold no version directory with ",
+        config.default_model_filename().empty() ? "model.onnx" : config.default_model_filename(),
+        " (send e.g. \"file:1/model.onnx\")");
   {
     std::lock_guard<std::mutex> lock(override_dirs_mu_);
     override_dirs_[model].push_back(dir);

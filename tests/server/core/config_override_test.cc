@@ -54,8 +54,8 @@ TEST(ConfigOverride, BadOverridesNameTheProblem) {
 }
 
 TEST(ConfigOverride, SizeIsLimited) {
-  std::string big = R"({"name": "m", "platform": ")" +
-                    std::string(kMaxConfigOverrideBytes, ' ') + R"("})";
+  std::string big =
+      R"({"name": "m", "platform": ")" + std::string(kMaxConfigOverrideBytes, ' ') + R"("})";
   auto r = parse_config_override(big, "m");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("over the limit"), std::string::npos);

@@ -21,9 +21,9 @@ TEST(LoadFiles, PathsStayInsideTheOverrideDirectory) {
     EXPECT_TRUE(add_load_file(good, "x", &o).ok()) << good;
   }
   for (const char* bad :
-       {"file:", "file:../model.onnx", "file:1/../../etc/passwd", "file:/etc/passwd",
-        "file:1/a/b", "file:01/model.onnx", "file:0/model.onnx", "file:1/", "file:..",
-        "file:warmup/x", "file:1\\..\\x", "file:1/.."}) {
+       {"file:", "file:../model.onnx", "file:1/../../etc/passwd", "file:/etc/passwd", "file:1/a/b",
+        "file:01/model.onnx", "file:0/model.onnx", "file:1/", "file:..", "file:warmup/x",
+        "file:1\\..\\x", "file:1/.."}) {
     ModelLoadOptions o;
     Status st = add_load_file(bad, "x", &o);
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad;
@@ -80,8 +80,7 @@ TEST(LoadFiles, ALoadFromSentFilesThenBackToTheRepository) {
 
   ModelLoadOptions files_only;
   ASSERT_TRUE(add_load_file("file:3/model.onnx", testing::add_mul_model(), &files_only).ok());
-  EXPECT_NE((*server)->load_model("m", files_only).message().find("\"config\""),
-            std::string::npos);
+  EXPECT_NE((*server)->load_model("m", files_only).message().find("\"config\""), std::string::npos);
 
   ModelLoadOptions no_version = files_only;
   no_version.files = {{"model.onnx", testing::add_mul_model()}};

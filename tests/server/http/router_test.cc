@@ -196,8 +196,7 @@ TEST_F(RouterTest, LoadParameters) {
             200);
   EXPECT_EQ(call("POST", "/v2/repository/models/identity/load", R"({"parameters":{}})").status,
             200);
-  EXPECT_EQ(server_.load_configs,
-            (std::vector<std::string>{R"({"max_batch_size": 4})", "<none>"}));
+  EXPECT_EQ(server_.load_configs, (std::vector<std::string>{R"({"max_batch_size": 4})", "<none>"}));
 
   auto not_string = call("POST", "/v2/repository/models/identity/load",
                          R"({"parameters":{"config":{"max_batch_size":4}}})");
@@ -222,8 +221,8 @@ TEST_F(RouterTest, LoadParameters) {
                         R"({"parameters":{"config":"{}","file:../../etc/x":"TWFu"}})");
   EXPECT_EQ(traversal.status, 400);
   EXPECT_NE(error_of(traversal).find("the path must be"), std::string::npos);
-  auto on_unload = call("POST", "/v2/repository/models/identity/unload",
-                        R"({"parameters":{"config":"{}"}})");
+  auto on_unload =
+      call("POST", "/v2/repository/models/identity/unload", R"({"parameters":{"config":"{}"}})");
   EXPECT_EQ(on_unload.status, 400);
   EXPECT_NE(error_of(on_unload).find("unknown unload parameter 'config'"), std::string::npos);
   EXPECT_EQ(server_.load_configs.size(), 3u) << "a refused request reached the server";
