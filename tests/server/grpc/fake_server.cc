@@ -118,6 +118,19 @@ Status FakeServer::load_model(const std::string& model) {
   return Status::Ok();
 }
 
+Status FakeServer::load_model(const std::string& model, const ModelLoadOptions& options) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_load_options_ = options;
+  }
+  return load_model(model);
+}
+
+ModelLoadOptions FakeServer::last_load_options() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_load_options_;
+}
+
 Status FakeServer::unload_model(const std::string& model) {
   if (model == "locked") return failed_precondition("model control mode is not explicit");
   if (model != "echo" && model != "fail") return not_found("no model '", model, "' loaded");

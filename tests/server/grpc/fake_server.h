@@ -36,6 +36,7 @@ class FakeServer final : public Server {
 
   std::vector<std::string> loaded() const;
   std::vector<std::string> unloaded() const;
+  ModelLoadOptions last_load_options() const;
 
   bool live() const override { return true; }
   bool ready() const override { return is_ready; }
@@ -49,6 +50,7 @@ class FakeServer final : public Server {
   void infer_async(InferRequest request, InferCallback done) override;
   std::vector<RepositoryEntry> repository_index(bool ready_only) const override;
   Status load_model(const std::string& model) override;
+  Status load_model(const std::string& model, const ModelLoadOptions& options) override;
   Status unload_model(const std::string& model) override;
   Result<std::vector<ModelStats>> statistics(const std::string& model,
                                              const std::string& version) const override;
@@ -69,6 +71,7 @@ class FakeServer final : public Server {
   std::vector<Task> tasks_;
   bool stopping_ = false;
   std::vector<std::string> loaded_, unloaded_;
+  ModelLoadOptions last_load_options_;
   std::thread thread_;
 };
 

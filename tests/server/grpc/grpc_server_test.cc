@@ -261,9 +261,19 @@ TEST_F(GrpcServerTest, RepositoryLoadAndUnload) {
   EXPECT_EQ(stub_->RepositoryModelLoad(ctx().get(), load, &load_resp).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   load.set_model_name("echo");
-  (*load.mutable_parameters())["config"].set_string_param("{}");
+  // Load parameters reach the server: the config override as a string, files as bytes.
+  (*load.mutable_parameters())["config"].set_string_param("{\"max_batch_size\": 4}");
+  (*load.mutable_parameters())["file:1/model.onnx"].set_bytes_param(std::string("on\0nx", 5));
+  ASSERT_TRUE(stub_->RepositoryModelLoad(ctx().get(), load, &load_resp).ok());
+  ModelLoadOptions seen = fake_->last_load_options();
+  EXPECT_EQ(seen.config.value_or(""), "{\"max_batch_size\": 4}");
+  ASSERT_EQ(seen.files.count("1/model.onnx"), 1u);
+  EXPECT_EQ(seen.files.at("1/model.onnx"), std::string("on\0nx", 5));
+  // An unknown parameter key is refused before the server sees the load, naming the key.
+  (*load.mutable_parameters())["colour"].set_string_param("blue");
   s = stub_->RepositoryModelLoad(ctx().get(), load, &load_resp);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("colour"));
 
   inference::RepositoryModelUnloadRequest unload;
   inference::RepositoryModelUnloadResponse unload_resp;
