@@ -233,9 +233,6 @@ Status validate_dynamic_batching(const ModelConfig& c) {
     if (b < 1 || b > c.max_batch_size())
       return invalid_argument("dynamic_batching.preferred_batch_size: ", b,
                               " is outside [1, max_batch_size = ", c.max_batch_size(), "]");
-  if (db.preserve_ordering())
-    return invalid_argument("dynamic_batching.preserve_ordering: not supported yet (responses "
-                            "are sent as their batches finish)");
   if (db.max_queue_delay_microseconds() > kMaxQueueDelayMicroseconds)
     return invalid_argument("dynamic_batching.max_queue_delay_microseconds: ",
                             db.max_queue_delay_microseconds(), " is over the limit of ",

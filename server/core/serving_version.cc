@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <variant>
 
 namespace osprey::server {
@@ -29,6 +30,22 @@ uint64_t since_epoch_ms() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
                                    .count());
+}
+
+// Sends a response, in the request's turn when the queue preserves ordering.
+void respond(scheduler::BatchQueue& queue, uint64_t id, Server::InferCallback done,
+             Result<InferResponse> result) {
+  if (!queue.preserves_order()) {
+    done(std::move(result));
+    return;
+  }
+  // preserve_ordering: the queue sends it once every earlier request was answered.
+  auto held = std::make_shared<Result<InferResponse>>(std::move(result));
+  auto answer = [done, held] { done(std::move(*held)); };
+  const Status st = queue.deliver(id, answer);
+  // The queue admitted `id` and nothing else answers it, so this does not happen; if it did,
+  // sending out of turn beats never sending.
+  if (!st.ok()) answer();
 }
 
 }  // namespace
@@ -133,12 +150,14 @@ void ServingVersion::reject(uint64_t id, Status why) {
 
 void ServingVersion::execute(int instance, std::vector<uint64_t> ids) {
   std::vector<Job> jobs;
+  std::vector<uint64_t> job_ids;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (uint64_t id : ids) {
       auto it = jobs_.find(id);
       if (it == jobs_.end()) continue;
       jobs.push_back(std::move(it->second));
+      job_ids.push_back(id);
       jobs_.erase(it);
     }
   }
@@ -174,7 +193,7 @@ void ServingVersion::execute(int instance, std::vector<uint64_t> ids) {
       result = Status(result.status().code(), str_cat("model '", model_, "' version ", version, ": ",
                                                       result.status().message()));
     }
-    job.done(std::move(result));
+    respond(*queue_, job_ids[i], std::move(job.done), std::move(result));
   }
 }
 

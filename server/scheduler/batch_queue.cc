@@ -102,7 +102,8 @@ void BatchQueue::stop() {
     // answer it rather than leave it (and every answer after it) held for ever.
     if (order_ != nullptr) {
       for (uint64_t id : order_->unanswered()) {
-        reject_in_turn(id, internal_error("the queue stopped before request ", id, " was answered"));
+        reject_in_turn(id,
+                       internal_error("the queue stopped before request ", id, " was answered"));
       }
     }
   });
@@ -249,11 +250,10 @@ void BatchQueue::run_batch(int instance, std::vector<uint64_t> ids) {
   for (uint64_t id : copy) {
     // With ordering, only the ids the ExecuteFn did not answer through deliver().
     if (order_ != nullptr && !order_->awaiting(id)) continue;
-    reject_in_turn(id, threw ? internal_error("instance ", instance, " failed to run the batch: ",
-                                              what)
-                             : internal_error("instance ", instance,
-                                              " finished the batch without answering request ",
-                                              id));
+    reject_in_turn(id,
+                   threw ? internal_error("instance ", instance, " failed to run the batch: ", what)
+                         : internal_error("instance ", instance,
+                                          " finished the batch without answering request ", id));
   }
 }
 

@@ -51,7 +51,7 @@ class ResponseOrder {
     Answer answer;  // empty until complete()
     bool answered = false;
   };
-  std::deque<Slot> slots_;  // slots_[i] has sequence number released_ + i
+  std::deque<Slot> slots_;                         // slots_[i] has sequence number released_ + i
   std::unordered_map<uint64_t, uint64_t> seq_of_;  // id -> sequence number
   uint64_t released_ = 0;                          // sequence number of slots_.front()
   size_t held_ = 0;

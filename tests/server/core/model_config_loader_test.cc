@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/serving_version.h"
+
 namespace osprey::server {
 namespace {
 
@@ -94,8 +96,6 @@ TEST(ModelConfigLoader, BadFieldsAreNamed) {
                "preferred_batch_size: 8");
   expect_error("max_batch_size: 4 dynamic_batching { priority_levels: 2 default_priority_level: 3 }",
                "default_priority_level: 3");
-  expect_error("max_batch_size: 4 dynamic_batching { preserve_ordering: true }",
-               "preserve_ordering: not supported");
   expect_error("version_policy { specific { versions: [ 0 ] } }", "version 0 is not a positive");
   expect_error("parameters { key: \"threads\" value { string_value: \"many\" } }",
                "parameters 'threads': 'many' is not an integer");
@@ -118,6 +118,16 @@ TEST(ModelConfigLoader, BadFieldsAreNamed) {
       "model_warmup [ { batch_size: 1 inputs { key: \"x\" value { data_type: TYPE_FP32 dims: [1] "
       "input_data_file: \"../x\" } } } ]",
       "input_data_file '../x'");
+}
+
+TEST(ModelConfigLoader, PreserveOrderingIsAcceptedAndReachesTheBatcher) {
+  auto r = parse_and_validate("max_batch_size: 4 dynamic_batching { preserve_ordering: true }");
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_TRUE(r->dynamic_batching().preserve_ordering());
+  EXPECT_TRUE(batcher_config(*r, 16).preserve_ordering);
+  auto off = parse_and_validate("max_batch_size: 4 dynamic_batching { }");
+  ASSERT_TRUE(off.ok()) << off.status().to_string();
+  EXPECT_FALSE(batcher_config(*off, 16).preserve_ordering);
 }
 
 TEST(ModelConfigLoader, JsonUsesProtoFieldNames) {

@@ -82,9 +82,15 @@ class GatedBackend {
     return [this](uint64_t id, Status why) { record(id, std::move(why)); };
   }
 
-  bool wait_started(uint64_t id) { return wait([&] { return started_.count(id) != 0; }); }
-  bool wait_executed(uint64_t id) { return wait([&] { return executed_.count(id) != 0; }); }
-  bool wait_sent(size_t n) { return wait([&] { return sent_.size() >= n; }); }
+  bool wait_started(uint64_t id) {
+    return wait([&] { return started_.count(id) != 0; });
+  }
+  bool wait_executed(uint64_t id) {
+    return wait([&] { return executed_.count(id) != 0; });
+  }
+  bool wait_sent(size_t n) {
+    return wait([&] { return sent_.size() >= n; });
+  }
   Ids sent() {
     std::lock_guard<std::mutex> lock(mu_);
     return sent_;
@@ -336,7 +342,8 @@ TEST(BatchQueueOrder, ConcurrentSubmittersAreAnsweredInArrivalOrder) {
 
 TEST(BatchQueueOrder, WithoutTheOptionDeliverSendsAtOnce) {
   FakeClock clock;
-  BatchQueue q(full_batches(2, false), 1, &clock, [](int, Ids) {}, [](uint64_t, Status) {});
+  BatchQueue q(
+      full_batches(2, false), 1, &clock, [](int, Ids) {}, [](uint64_t, Status) {});
   EXPECT_FALSE(q.preserves_order());
   bool sent = false;
   EXPECT_TRUE(q.deliver(42, [&] { sent = true; }).ok());

@@ -87,7 +87,8 @@ TEST(ResponseSequencer, RunsAnswersInOrderOnTheThreadThatFillsTheGap) {
   ASSERT_TRUE(seq.complete(2, [&] { sent.push_back(2); }).ok());
   EXPECT_TRUE(sent.empty());
   ASSERT_TRUE(seq.complete(1, [&] { sent.push_back(1); }).ok());
-  EXPECT_EQ(sent, Ids({1, 2, 3})) << "complete() of the oldest sends the held ones before returning";
+  EXPECT_EQ(sent, Ids({1, 2, 3}))
+      << "complete() of the oldest sends the held ones before returning";
   EXPECT_EQ(seq.outstanding(), 0u);
 }
 
