@@ -16,6 +16,7 @@ namespace {
 
 using testing::bytes_to_floats;
 using testing::TempDir;
+constexpr auto output = testing::find_output;
 
 // TEXT: string[N,2] -> ECHO = TEXT; NUMTEXT: string[N,1] -> NUMBER = float(NUMTEXT).
 std::string text_model() {
@@ -64,23 +65,12 @@ InferRequest text_request(const std::vector<std::string>& text, const std::strin
   return r;
 }
 
-const WireTensor* output(const InferResponse& r, const std::string& name) {
-  for (const auto& t : r.outputs)
-    if (t.name == name) return &t;
-  return nullptr;
-}
-
 struct ServerBytesTest : ::testing::Test {
   void SetUp() override {
     repo.write("text/config.pbtxt", kConfig);
     repo.write("text/1/model.onnx", text_model());
-    ServerOptions o;
-    o.model_repository = repo.str();
-    o.repository_poll_secs = 3600;
-    o.total_threads = 1;
-    auto s = ServerImpl::create(o, std::make_unique<OspreyBackend>());
-    ASSERT_TRUE(s.ok()) << s.status().to_string();
-    server = std::move(s).value();
+    server = testing::make_test_server(repo);
+    ASSERT_NE(server, nullptr);
   }
 
   // Sends the requests together (one batch of three) and waits for every answer.
@@ -190,13 +180,8 @@ model_warmup [ {
 } ]
 )");
   repo.write("bad/1/model.onnx", text_model());
-  ServerOptions o;
-  o.model_repository = repo.str();
-  o.repository_poll_secs = 3600;
-  o.total_threads = 1;
-  auto s = ServerImpl::create(o, std::make_unique<OspreyBackend>());
-  ASSERT_TRUE(s.ok()) << s.status().to_string();
-  auto server = std::move(s).value();
+  auto server = testing::make_test_server(repo);
+  ASSERT_NE(server, nullptr);
   auto text_ready = server->model_ready("text", "");
   EXPECT_TRUE(text_ready.ok() && *text_ready) << text_ready.status().to_string();
   // An empty string is not a number: the warmup fails and says why; the model is not ready.

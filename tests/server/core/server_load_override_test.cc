@@ -18,20 +18,8 @@ namespace osprey::server {
 namespace {
 
 using testing::floats_to_bytes;
+using testing::make_test_server;
 using testing::TempDir;
-
-std::unique_ptr<ServerImpl> make_server(const TempDir& repo, ModelControlMode mode,
-                                        std::vector<std::string> startup) {
-  ServerOptions o;
-  o.model_repository = repo.str();
-  o.control_mode = mode;
-  o.repository_poll_secs = 3600;
-  o.startup_models = std::move(startup);
-  o.total_threads = 1;
-  auto s = ServerImpl::create(o, std::make_unique<OspreyBackend>());
-  EXPECT_TRUE(s.ok()) << s.status().to_string();
-  return s.ok() ? std::move(s).value() : nullptr;
-}
 
 InferRequest request(const std::string& model, int64_t rows) {
   InferRequest r;
@@ -62,7 +50,7 @@ struct LoadOverrideTest : ::testing::Test {
   void SetUp() override {
     repo.write("m/config.pbtxt", "max_batch_size: 8\n");
     repo.write("m/1/model.onnx", testing::add_mul_model());
-    server = make_server(repo, ModelControlMode::kExplicit, {"m"});
+    server = make_test_server(repo, ModelControlMode::kExplicit, {"m"});
     ASSERT_NE(server, nullptr);
     ASSERT_EQ(config_of(*server, "m").max_batch_size(), 8);
   }
@@ -110,10 +98,10 @@ TEST_F(LoadOverrideTest, ABadOverrideIsRefusedAndTheVersionKeepsServing) {
 TEST(LoadOverride, OnlyInExplicitMode) {
   TempDir repo;
   repo.write("m/1/model.onnx", testing::add_mul_model());
-  auto server = make_server(repo, ModelControlMode::kNone, {});
+  auto server = make_test_server(repo, ModelControlMode::kNone, {});
   ASSERT_NE(server, nullptr);
   EXPECT_EQ(server->load_model("m", with_config("{}")).code(), StatusCode::kFailedPrecondition);
-  auto explicit_server = make_server(repo, ModelControlMode::kExplicit, {});
+  auto explicit_server = make_test_server(repo, ModelControlMode::kExplicit, {});
   EXPECT_EQ(explicit_server->load_model("nope", with_config("{}")).code(), StatusCode::kNotFound);
   ASSERT_TRUE(explicit_server->load_model("m", with_config("{}")).ok());
   EXPECT_TRUE(explicit_server->model_ready("m", "").value());
@@ -139,7 +127,7 @@ struct HealthLog {
 TEST(HealthNotification, UnloadLoadAndShutdownNotifyBeforeTheyReturn) {
   TempDir repo;
   repo.write("m/1/model.onnx", testing::add_mul_model());
-  auto server = make_server(repo, ModelControlMode::kExplicit, {"m"});
+  auto server = make_test_server(repo, ModelControlMode::kExplicit, {"m"});
   ASSERT_NE(server, nullptr);
   HealthLog log(*server);
   ASSERT_TRUE(server->unload_model("m").ok());
@@ -161,7 +149,7 @@ TEST(HealthNotification, UnloadLoadAndShutdownNotifyBeforeTheyReturn) {
 TEST(HealthNotification, ASubscriptionEndsItsListener) {
   TempDir repo;
   repo.write("m/1/model.onnx", testing::add_mul_model());
-  auto server = make_server(repo, ModelControlMode::kExplicit, {"m"});
+  auto server = make_test_server(repo, ModelControlMode::kExplicit, {"m"});
   ASSERT_NE(server, nullptr);
   std::atomic<int> calls{0};
   auto sub = server->subscribe_health([&] { ++calls; });

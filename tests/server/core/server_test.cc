@@ -15,6 +15,8 @@ namespace {
 using testing::bytes_to_floats;
 using testing::floats_to_bytes;
 using testing::TempDir;
+using testing::find_output;
+using testing::make_test_server;
 
 constexpr const char* kBatchingConfig = R"(
 max_batch_size: 8
@@ -34,32 +36,12 @@ InferRequest request(const std::string& model, std::vector<float> x, int64_t row
   return r;
 }
 
-std::unique_ptr<ServerImpl> make_server(const TempDir& repo,
-                                        ModelControlMode mode = ModelControlMode::kNone,
-                                        std::vector<std::string> startup = {}) {
-  ServerOptions o;
-  o.model_repository = repo.str();
-  o.control_mode = mode;
-  o.repository_poll_secs = 3600;  // tests call poll_once()
-  o.startup_models = std::move(startup);
-  o.total_threads = 1;
-  auto s = ServerImpl::create(o, std::make_unique<OspreyBackend>());
-  EXPECT_TRUE(s.ok()) << s.status().to_string();
-  return s.ok() ? std::move(s).value() : nullptr;
-}
-
-const WireTensor* output(const InferResponse& r, const std::string& name) {
-  for (const auto& t : r.outputs)
-    if (t.name == name) return &t;
-  return nullptr;
-}
-
 struct ServerTest : ::testing::Test {
   void SetUp() override {
     repo.write("addmul/config.pbtxt", kBatchingConfig);
     repo.write("addmul/1/model.onnx", testing::add_mul_model());
     repo.write("plain/1/model.onnx", testing::add_mul_model());  // no config: auto-complete
-    server = make_server(repo);
+    server = make_test_server(repo);
     ASSERT_NE(server, nullptr);
   }
   TempDir repo;
@@ -72,8 +54,8 @@ TEST_F(ServerTest, InferReturnsTheEngineResult) {
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->model_name, "plain");
   EXPECT_EQ(r->model_version, "1");
-  const WireTensor* y = output(*r, "y");
-  const WireTensor* z = output(*r, "z");
+  const WireTensor* y = find_output(*r, "y");
+  const WireTensor* z = find_output(*r, "z");
   ASSERT_TRUE(y && z);
   EXPECT_EQ(y->datatype, "FP32");
   EXPECT_EQ(y->shape, (std::vector<int64_t>{2, 3}));
@@ -102,7 +84,7 @@ TEST_F(ServerTest, BatchedRequestsConcatenateAndSplit) {
   for (size_t i = 0; i < futures.size(); ++i) {
     auto r = futures[i].get();
     ASSERT_TRUE(r.ok()) << r.status().to_string();
-    const WireTensor* y = output(*r, "y");
+    const WireTensor* y = find_output(*r, "y");
     ASSERT_NE(y, nullptr);
     EXPECT_EQ(y->shape, (std::vector<int64_t>{rows[i], 3}));
     std::vector<float> want;
@@ -208,7 +190,7 @@ TEST(ServerLoad, BadModelIsReportedNotFatal) {
              "max_batch_size: 2 model_warmup [ { name: \"w\" batch_size: 2 inputs { key: \"q\" "
              "value { data_type: TYPE_FP32 dims: [3] zero_data: true } } } ]");
   repo.write("warm/1/model.onnx", testing::add_mul_model());
-  auto server = make_server(repo);
+  auto server = make_test_server(repo);
   ASSERT_NE(server, nullptr);
   EXPECT_FALSE(server->ready());  // not every startup model loaded
   std::map<std::string, RepositoryEntry> by_name;
@@ -227,7 +209,7 @@ TEST(ServerLoad, WarmupRunsBeforeReady) {
              "max_batch_size: 2 model_warmup [ { name: \"w\" batch_size: 2 count: 3 inputs { key: "
              "\"x\" value { data_type: TYPE_FP32 dims: [3] random_data: true } } } ]");
   repo.write("warm/1/model.onnx", testing::add_mul_model());
-  auto server = make_server(repo);
+  auto server = make_test_server(repo);
   ASSERT_NE(server, nullptr);
   EXPECT_TRUE(server->ready());
   // Warmup executions are not counted as inference statistics.
@@ -239,7 +221,7 @@ TEST(ServerLoad, WarmupRunsBeforeReady) {
 TEST(ServerPoll, NoticesAddedChangedAndRemovedModels) {
   TempDir repo;
   repo.write("a/1/model.onnx", testing::add_mul_model());
-  auto server = make_server(repo, ModelControlMode::kPoll);
+  auto server = make_test_server(repo, ModelControlMode::kPoll);
   ASSERT_NE(server, nullptr);
   EXPECT_TRUE(server->model_ready("a", "").value());
   // Added model.
@@ -272,7 +254,7 @@ TEST(ServerExplicit, LoadAndUnloadOnRequest) {
   TempDir repo;
   repo.write("a/1/model.onnx", testing::add_mul_model());
   repo.write("b/1/model.onnx", testing::add_mul_model());
-  auto server = make_server(repo, ModelControlMode::kExplicit, {"a"});
+  auto server = make_test_server(repo, ModelControlMode::kExplicit, {"a"});
   ASSERT_NE(server, nullptr);
   EXPECT_TRUE(server->ready());
   EXPECT_EQ(server->infer(request("b", {1, 2, 3}, 1)).status().code(), StatusCode::kNotFound);
@@ -281,7 +263,7 @@ TEST(ServerExplicit, LoadAndUnloadOnRequest) {
   ASSERT_TRUE(server->unload_model("b").ok());
   EXPECT_EQ(server->infer(request("b", {1, 2, 3}, 1)).status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(server->load_model("missing").code(), StatusCode::kNotFound);
-  auto none = make_server(repo);
+  auto none = make_test_server(repo);
   EXPECT_EQ(none->load_model("a").code(), StatusCode::kFailedPrecondition);
 }
 

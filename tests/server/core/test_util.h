@@ -3,13 +3,18 @@
 
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/osprey_backend.h"
+#include "core/server_impl.h"
 #include "model_builder.h"
 
 namespace osprey::server::testing {
@@ -74,6 +79,29 @@ inline std::vector<float> bytes_to_floats(const std::string& s) {
   std::vector<float> v(s.size() / 4);
   std::memcpy(v.data(), s.data(), v.size() * 4);
   return v;
+}
+
+// A Server on the Osprey backend over `repo`, one engine thread; polling is left to the test
+// (poll_once()). Null, with a test failure, when it cannot start.
+inline std::unique_ptr<ServerImpl> make_test_server(const TempDir& repo,
+                                                    ModelControlMode mode = ModelControlMode::kNone,
+                                                    std::vector<std::string> startup = {}) {
+  ServerOptions o;
+  o.model_repository = repo.str();
+  o.control_mode = mode;
+  o.repository_poll_secs = 3600;
+  o.startup_models = std::move(startup);
+  o.total_threads = 1;
+  auto s = ServerImpl::create(o, std::make_unique<OspreyBackend>());
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  return s.ok() ? std::move(s).value() : nullptr;
+}
+
+// The output `name` of a response, or null.
+inline const WireTensor* find_output(const InferResponse& r, const std::string& name) {
+  for (const auto& t : r.outputs)
+    if (t.name == name) return &t;
+  return nullptr;
 }
 
 }  // namespace osprey::server::testing

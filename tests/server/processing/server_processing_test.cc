@@ -73,22 +73,12 @@ std::vector<std::string> strings_of(const WireTensor& t, int64_t count) {
   return out;
 }
 
-std::unique_ptr<ServerImpl> make_server(const TempDir& repo) {
-  ServerOptions o;
-  o.model_repository = repo.str();
-  o.repository_poll_secs = 3600;
-  o.total_threads = 1;
-  auto s = ServerImpl::create(o, std::make_unique<OspreyBackend>());
-  EXPECT_TRUE(s.ok()) << s.status().to_string();
-  return s.ok() ? std::move(s).value() : nullptr;
-}
-
 struct ProcessingServerTest : ::testing::Test {
   void SetUp() override {
     repo.write("classifier/config.pbtxt", kConfig);
     repo.write("classifier/labels.txt", "red\ngreen\nblue\n");
     repo.write("classifier/1/model.onnx", classifier_model());
-    server = make_server(repo);
+    server = testing::make_test_server(repo);
     ASSERT_NE(server, nullptr);
   }
   TempDir repo;
@@ -206,14 +196,10 @@ TEST(ProcessingServerLoad, BadStageConfigFailsTheLoadNamingTheKey) {
   repo.write("wrongsize/config.pbtxt", wrong_size);
   repo.write("wrongsize/labels.txt", "a\n");
   repo.write("wrongsize/1/model.onnx", classifier_model());
-  ServerOptions o;
-  o.model_repository = repo.str();
-  o.repository_poll_secs = 3600;
-  o.total_threads = 1;
-  auto s = ServerImpl::create(o, std::make_unique<OspreyBackend>());
-  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto s = testing::make_test_server(repo);
+  ASSERT_NE(s, nullptr);
   std::map<std::string, std::string> reasons;
-  for (const auto& e : (*s)->repository_index(false)) reasons[e.name] = e.reason;
+  for (const auto& e : s->repository_index(false)) reasons[e.name] = e.reason;
   EXPECT_NE(reasons["classifier"].find("'layout'"), std::string::npos) << reasons["classifier"];
   EXPECT_NE(reasons["nolabels"].find("nolabel.txt"), std::string::npos) << reasons["nolabels"];
   EXPECT_NE(reasons["wrongsize"].find("data"), std::string::npos) << reasons["wrongsize"];
