@@ -22,15 +22,7 @@ using testing::make_test_server;
 using testing::TempDir;
 
 InferRequest request(const std::string& model, int64_t rows) {
-  InferRequest r;
-  r.model_name = model;
-  WireTensor t;
-  t.name = "x";
-  t.datatype = "FP32";
-  t.shape = {rows, 3};
-  t.data = floats_to_bytes(std::vector<float>(static_cast<size_t>(rows) * 3, 1.0f));
-  r.inputs.push_back(t);
-  return r;
+  return testing::add_mul_request(model, std::vector<float>(static_cast<size_t>(rows) * 3, 1.0f), rows);
 }
 
 ModelLoadOptions with_config(std::string json) {

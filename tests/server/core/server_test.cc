@@ -25,15 +25,7 @@ dynamic_batching { preferred_batch_size: [ 4 ] max_queue_delay_microseconds: 200
 )";
 
 InferRequest request(const std::string& model, std::vector<float> x, int64_t rows) {
-  InferRequest r;
-  r.model_name = model;
-  WireTensor t;
-  t.name = "x";
-  t.datatype = "FP32";
-  t.shape = {rows, 3};
-  t.data = floats_to_bytes(x);
-  r.inputs.push_back(t);
-  return r;
+  return testing::add_mul_request(model, x, rows);
 }
 
 struct ServerTest : ::testing::Test {

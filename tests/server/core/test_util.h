@@ -97,6 +97,20 @@ inline std::unique_ptr<ServerImpl> make_test_server(const TempDir& repo,
   return s.ok() ? std::move(s).value() : nullptr;
 }
 
+// A request for add_mul_model(): x = `x` as float[rows, 3].
+inline InferRequest add_mul_request(const std::string& model, const std::vector<float>& x,
+                                    int64_t rows) {
+  InferRequest r;
+  r.model_name = model;
+  WireTensor t;
+  t.name = "x";
+  t.datatype = "FP32";
+  t.shape = {rows, 3};
+  t.data = floats_to_bytes(x);
+  r.inputs.push_back(std::move(t));
+  return r;
+}
+
 // The output `name` of a response, or null.
 inline const WireTensor* find_output(const InferResponse& r, const std::string& name) {
   for (const auto& t : r.outputs)
