@@ -161,24 +161,21 @@ TEST_F(ServerBytesTest, BrokenFramingIsInvalidArgumentNamingTheInput) {
   EXPECT_EQ(server->infer(wrong_type).status().code(), StatusCode::kInvalidArgument);
 }
 
+// kConfig with one warmup sample named `name`: TEXT zero_data, NUMTEXT `numtext_data`
+// ("zero_data" or "random_data").
+std::string warmup_config(const std::string& name, const std::string& numtext_data) {
+  return std::string(kConfig) + "model_warmup [ { name: \"" + name + "\" batch_size: 2\n" +
+         "  inputs { key: \"TEXT\" value { data_type: TYPE_STRING dims: [ 2 ] zero_data: true } }\n" +
+         "  inputs { key: \"NUMTEXT\" value { data_type: TYPE_STRING dims: [ 1 ] " + numtext_data +
+         ": true } }\n} ]\n";
+}
+
 TEST(ServerBytesWarmup, ZeroAndRandomBytesWarmupRunBeforeReady) {
   // zero_data is empty strings, random_data short digit strings (they parse as numbers).
   TempDir repo;
-  repo.write("text/config.pbtxt", std::string(kConfig) + R"(
-model_warmup [ {
-  name: "strings" batch_size: 2
-  inputs { key: "TEXT" value { data_type: TYPE_STRING dims: [ 2 ] zero_data: true } }
-  inputs { key: "NUMTEXT" value { data_type: TYPE_STRING dims: [ 1 ] random_data: true } }
-} ]
-)");
+  repo.write("text/config.pbtxt", warmup_config("strings", "random_data"));
   repo.write("text/1/model.onnx", text_model());
-  repo.write("bad/config.pbtxt", std::string(kConfig) + R"(
-model_warmup [ {
-  name: "empty numbers" batch_size: 1
-  inputs { key: "TEXT" value { data_type: TYPE_STRING dims: [ 2 ] zero_data: true } }
-  inputs { key: "NUMTEXT" value { data_type: TYPE_STRING dims: [ 1 ] zero_data: true } }
-} ]
-)");
+  repo.write("bad/config.pbtxt", warmup_config("empty numbers", "zero_data"));
   repo.write("bad/1/model.onnx", text_model());
   auto server = testing::make_test_server(repo);
   ASSERT_NE(server, nullptr);

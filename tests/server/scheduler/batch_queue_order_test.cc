@@ -140,6 +140,20 @@ struct OpenAllOnExit {
   ~OpenAllOnExit() { backend.open_all(); }
 };
 
+// A queue of `instances` workers over a GatedBackend and a FakeClock. Members go in reverse
+// order: the gates open before the queue stops, so no worker is left waiting on one.
+struct GatedQueue {
+  GatedQueue(const BatcherConfig& config, int instances)
+      : q(config, instances, &clock, backend.execute(&qp), backend.reject()) {
+    qp = &q;
+  }
+  FakeClock clock;
+  GatedBackend backend;
+  BatchQueue* qp = nullptr;
+  BatchQueue q;
+  OpenAllOnExit guard{backend};
+};
+
 bool wait_until_empty(const BatchQueue& q) {
   for (int i = 0; i < 10'000 && q.pending() != 0; ++i) std::this_thread::sleep_for(1ms);
   return q.pending() == 0;
@@ -148,13 +162,9 @@ bool wait_until_empty(const BatchQueue& q) {
 // Batch A = {1, 2} arrives first and runs slowly on instance 0; batch B = {3, 4} finishes first
 // on instance 1. Returns what had been sent when B finished, and everything at the end.
 std::pair<Ids, Ids> slow_first_batch(bool preserve_ordering) {
-  FakeClock clock;
-  GatedBackend backend;
-  BatchQueue* qp = nullptr;
-  BatchQueue q(full_batches(2, preserve_ordering), 2, &clock, backend.execute(&qp),
-               backend.reject());
-  qp = &q;
-  OpenAllOnExit guard{backend};
+  GatedQueue g(full_batches(2, preserve_ordering), 2);
+  BatchQueue& q = g.q;
+  GatedBackend& backend = g.backend;
   backend.hold(1);
   EXPECT_TRUE(q.submit(item(1)).ok());
   EXPECT_TRUE(q.submit(item(2)).ok());
@@ -187,12 +197,10 @@ TEST(BatchQueueOrder, WithoutTheOptionTheFasterBatchAnswersFirst) {
 }
 
 TEST(BatchQueueOrder, FailuresAndTimeoutsKeepTheirPlace) {
-  FakeClock clock;
-  GatedBackend backend;
-  BatchQueue* qp = nullptr;
-  BatchQueue q(full_batches(2, true), 2, &clock, backend.execute(&qp), backend.reject());
-  qp = &q;
-  OpenAllOnExit guard{backend};
+  GatedQueue g(full_batches(2, true), 2);
+  FakeClock& clock = g.clock;
+  BatchQueue& q = g.q;
+  GatedBackend& backend = g.backend;
   backend.hold(1);
   backend.fail(3);
   backend.skip(6);
@@ -229,14 +237,11 @@ TEST(BatchQueueOrder, FailuresAndTimeoutsKeepTheirPlace) {
 }
 
 TEST(BatchQueueOrder, RefusedRequestsAreAnsweredAtOnceOutsideTheOrder) {
-  FakeClock clock;
-  GatedBackend backend;
-  BatchQueue* qp = nullptr;
   BatcherConfig c = full_batches(2, true);
   c.max_queue_size = 2;
-  BatchQueue q(c, 1, &clock, backend.execute(&qp), backend.reject());
-  qp = &q;
-  OpenAllOnExit guard{backend};
+  GatedQueue g(c, 1);
+  BatchQueue& q = g.q;
+  GatedBackend& backend = g.backend;
   backend.hold(1);
   ASSERT_TRUE(q.submit(item(1)).ok());
   ASSERT_TRUE(q.submit(item(2)).ok());  // {1, 2} waits on the only instance
@@ -253,12 +258,9 @@ TEST(BatchQueueOrder, RefusedRequestsAreAnsweredAtOnceOutsideTheOrder) {
 }
 
 TEST(BatchQueueOrder, StopReleasesEveryHeldAnswer) {
-  FakeClock clock;
-  GatedBackend backend;
-  BatchQueue* qp = nullptr;
-  BatchQueue q(full_batches(2, true), 2, &clock, backend.execute(&qp), backend.reject());
-  qp = &q;
-  OpenAllOnExit guard{backend};
+  GatedQueue g(full_batches(2, true), 2);
+  BatchQueue& q = g.q;
+  GatedBackend& backend = g.backend;
   backend.hold(1);
   for (uint64_t id = 1; id <= 2; ++id) ASSERT_TRUE(q.submit(item(id)).ok());
   ASSERT_TRUE(backend.wait_started(1));
