@@ -102,6 +102,7 @@ class Inference {
                                                      "Softplus",
                                                      "Not",
                                                      "Gelu",
+                                                     "Attention",
                                                      "Cast"};
     static const std::set<std::string> kBroadcast = {"Add",   "Sub",  "Mul",     "Div", "Pow",
                                                      "Equal", "Less", "Greater", "And", "Or",

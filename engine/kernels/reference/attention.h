@@ -1,0 +1,27 @@
+// The com.osprey Attention op's shapes, checked once for the reference kernel (attention.cc,
+// the oracle) and the fast one (kernels/cpu/attention_dnnl.cc).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "kernels/kernel.h"
+
+namespace osprey::ref {
+
+struct AttentionDims {
+  int64_t batch = 0, q_len = 0, kv_len = 0, heads = 0, head_size = 0;
+  float scale = 1.0f;
+  bool has_mask = false;
+  // The mask's dims right-aligned to [batch, heads, q_len, kv_len] (leading 1s added); each is
+  // 1 (broadcast) or the full dim.
+  std::array<int64_t, 4> mask{1, 1, 1, 1};
+  int64_t hidden() const { return heads * head_size; }
+};
+
+// Checks Q [B, Sq, H*D], K and V [B, Sk, H*D], the optional float32 mask broadcastable to
+// [B, H, Sq, Sk], num_heads (>= 1, dividing H*D) and scale (finite; default 1/sqrt(D)).
+// Errors are kInvalidArgument naming the input or attribute.
+Status attention_dims(const KernelContext& ctx, AttentionDims* d);
+
+}  // namespace osprey::ref

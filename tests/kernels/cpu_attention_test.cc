@@ -1,0 +1,169 @@
+// com.osprey Attention on oneDNN against the reference kernel (the oracle): batch 1-3, sequence
+// 1/7/128 (and a cross-attention K/V length), 1 and 12 heads, head sizes 1/32/64, masks
+// [B,1,1,Sk], [B,1,Sq,Sk], [1,1,1,Sk], [Sk], [1,H,1,1], [B,H,Sq,1], [B,H,Sq,Sk] and none, one
+// and two threads; then bad inputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cpu_test_harness.h"
+
+namespace osprey::testing {
+namespace {
+
+enum class Mask { kNone, kPerKey, kPerQuery, kShared, kVector, kPerHead, kQueryColumn, kFull };
+
+struct Case {
+  int64_t b, sq, sk, h, d;
+  Mask mask;
+};
+
+Shape mask_shape(const Case& c) {
+  switch (c.mask) {
+    case Mask::kPerKey: return {c.b, 1, 1, c.sk};
+    case Mask::kPerQuery: return {c.b, 1, c.sq, c.sk};
+    case Mask::kShared: return {1, 1, 1, c.sk};
+    case Mask::kVector: return {c.sk};
+    case Mask::kPerHead: return {1, c.h, 1, 1};
+    case Mask::kQueryColumn: return {c.b, c.h, c.sq, 1};
+    case Mask::kFull: return {c.b, c.h, c.sq, c.sk};
+    case Mask::kNone: break;
+  }
+  return {};
+}
+
+// 0 or -10000 like a BERT padding mask (every third key masked), plus small noise so that a
+// mask read at the wrong offset shows. A mask constant along the keys gets the noise only: a
+// -10000 there would cancel in the softmax and only cost float32 precision (ulp 1e-3 at 1e4).
+Tensor make_mask(const Shape& s, uint32_t seed) {
+  Tensor m = random_tensor(s, seed);
+  const bool per_key = !s.empty() && s.back() > 1;
+  for (int64_t i = 0; i < m.numel(); ++i)
+    m.data<float>()[i] = (per_key && i % 3 == 2 ? -10000.0f : 0.0f) + 0.25f * m.data<float>()[i];
+  return m;
+}
+
+std::string name(const Case& c) {
+  std::string s;
+  for (int64_t v : {c.b, c.sq, c.sk, c.h, c.d, static_cast<int64_t>(c.mask)})
+    s.append(std::to_string(v)).append(" ");
+  return s;  // B Sq Sk H D mask
+}
+
+void check(const Case& c, float scale, ThreadPool* pool) {
+  SCOPED_TRACE(name(c));
+  const Attrs attrs = {{"num_heads", int_attr(c.h)}, {"scale", float_attr(scale)}};
+  NodeRunner ref("Attention", "com.osprey", 1, attrs, Device::ref);
+  NodeRunner fast("Attention", "com.osprey", 1, attrs, Device::cpu, {Tensor()});
+  ASSERT_TRUE(ref.found() && fast.found());
+  ASSERT_NE(fast.state(), nullptr);
+  const int64_t hd = c.h * c.d;
+  std::vector<Tensor> in = {random_tensor({c.b, c.sq, hd}, 1), random_tensor({c.b, c.sk, hd}, 2),
+                            random_tensor({c.b, c.sk, hd}, 3)};
+  if (c.mask != Mask::kNone) in.push_back(make_mask(mask_shape(c), 4));
+  auto want = ref.run(in);
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  auto got = fast.run(in, pool);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  expect_close(*got, *want, 1e-4);
+  auto again = fast.run(in, pool);  // from the cached primitives
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(bit_equal(*again, *got));
+}
+
+TEST(CpuAttention, MatchesReferenceOnShapesAndMasks) {
+  const std::vector<Case> cases = {
+      {1, 7, 7, 1, 1, Mask::kNone},          {2, 7, 7, 12, 32, Mask::kPerKey},
+      {3, 7, 7, 12, 1, Mask::kPerQuery},     {1, 128, 128, 12, 32, Mask::kPerKey},
+      {2, 128, 128, 1, 64, Mask::kShared},   {1, 1, 1, 12, 64, Mask::kPerKey},
+      {3, 1, 1, 1, 32, Mask::kNone},         {2, 1, 7, 12, 32, Mask::kPerQuery},
+      {2, 7, 1, 12, 32, Mask::kPerKey},      {3, 7, 128, 1, 64, Mask::kVector},
+      {1, 128, 7, 12, 1, Mask::kShared},     {2, 7, 7, 12, 32, Mask::kPerHead},
+      {2, 7, 5, 12, 32, Mask::kQueryColumn}, {2, 7, 5, 3, 32, Mask::kFull},
+  };
+  ThreadPool pool2(2);
+  for (const auto& c : cases) {
+    check(c, 1.0f / std::sqrt(static_cast<float>(c.d)), nullptr);
+    check(c, 0.5f, &pool2);
+  }
+}
+
+TEST(CpuAttention, FullyMaskedKeysGetNoWeight) {
+  // Every key but the first masked by -1e9: each output row is V's first row of its head.
+  const Case c = {2, 5, 5, 3, 4, Mask::kPerKey};
+  Tensor mask(DType::kFloat32, {2, 1, 1, 5});
+  for (int64_t i = 0; i < mask.numel(); ++i) mask.data<float>()[i] = i % 5 == 0 ? 0.0f : -1e9f;
+  const Attrs attrs = {{"num_heads", int_attr(c.h)}, {"scale", float_attr(0.5f)}};
+  NodeRunner fast("Attention", "com.osprey", 1, attrs, Device::cpu, {Tensor()});
+  Tensor v = random_tensor({2, 5, 12}, 7);
+  auto got = fast.run({random_tensor({2, 5, 12}, 5), random_tensor({2, 5, 12}, 6), v, mask});
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t e = 0; e < 12; ++e)
+        EXPECT_NEAR(got->data<float>()[(b * 5 + i) * 12 + e], v.data<float>()[b * 5 * 12 + e],
+                    1e-5);
+}
+
+TEST(CpuAttention, BadInputsNameWhatIsWrong) {
+  struct Bad {
+    std::vector<Shape> shapes;
+    int64_t heads;
+    const char* want;
+  };
+  const std::vector<Bad> bad = {
+      {{{2, 3, 8, 1}, {2, 3, 8}, {2, 3, 8}}, 2, "Q must be rank 3"},
+      {{{2, 3, 8}, {2, 3}, {2, 3, 8}}, 2, "K must be rank 3"},
+      {{{2, 3, 8}, {2, 4, 8}, {2, 3, 8}}, 2, "must have one shape"},
+      {{{2, 3, 8}, {1, 3, 8}, {1, 3, 8}}, 2, "batch and hidden size"},
+      {{{2, 3, 8}, {2, 3, 8}, {2, 3, 8}}, 3, "num_heads 3"},
+      {{{2, 3, 8}, {2, 3, 8}, {2, 3, 8}}, 0, "num_heads 0"},
+      {{{2, 3, 8}, {2, 3, 8}, {2, 3, 8}, {2, 1, 1, 4}}, 2, "mask [2,1,1,4] is not broadcastable"},
+      {{{2, 3, 8}, {2, 3, 8}, {2, 3, 8}, {3, 1, 1, 3}}, 2, "mask [3,1,1,3] is not broadcastable"},
+      {{{2, 3, 8}, {2, 3, 8}, {2, 3, 8}, {1, 2, 1, 1, 3}}, 2, "mask [1,2,1,1,3] must have rank"},
+  };
+  for (Device dev : {Device::ref, Device::cpu})
+    for (const auto& c : bad) {
+      SCOPED_TRACE(std::string(device_name(dev)) + " " + c.want);
+      NodeRunner r("Attention", "com.osprey", 1, {{"num_heads", int_attr(c.heads)}}, dev);
+      ASSERT_TRUE(r.found());
+      std::vector<Tensor> in;
+      for (const auto& s : c.shapes) in.push_back(random_tensor(s, 1));
+      auto out = r.run(in);
+      ASSERT_FALSE(out.ok());
+      EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(out.status().message().find(c.want), std::string::npos) << out.status().to_string();
+    }
+  // A missing V and an int mask.
+  NodeRunner r("Attention", "com.osprey", 1, {{"num_heads", int_attr(2)}}, Device::cpu);
+  auto missing = r.run({random_tensor({1, 2, 4}, 1), random_tensor({1, 2, 4}, 2)});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("input V is required"), std::string::npos);
+  Tensor int_mask(DType::kInt64, {1, 1, 1, 2});
+  auto typed = r.run({random_tensor({1, 2, 4}, 1), random_tensor({1, 2, 4}, 2),
+                      random_tensor({1, 2, 4}, 3), int_mask});
+  ASSERT_FALSE(typed.ok());
+  EXPECT_NE(typed.status().message().find("mask must be float32"), std::string::npos);
+}
+
+TEST(CpuAttention, EmptyKeysGiveZerosAndLimitsHold) {
+  const Attrs attrs = {{"num_heads", int_attr(2)}};
+  NodeRunner fast("Attention", "com.osprey", 1, attrs, Device::cpu);
+  NodeRunner ref("Attention", "com.osprey", 1, attrs, Device::ref);
+  const std::vector<Tensor> in = {random_tensor({1, 3, 4}, 1), Tensor(DType::kFloat32, {1, 0, 4}),
+                                  Tensor(DType::kFloat32, {1, 0, 4})};
+  for (const NodeRunner* r : {&fast, &ref}) {
+    auto y = r->run(in);
+    ASSERT_TRUE(y.ok()) << y.status().to_string();
+    ASSERT_EQ(y->shape(), (Shape{1, 3, 4}));
+    for (int64_t i = 0; i < y->numel(); ++i) EXPECT_EQ(y->data<float>()[i], 0.0f);
+  }
+  // Scores [1, 2, 1024, 1024] exceed the harness's 2^20-element limit: a clear error.
+  auto big = fast.run({random_tensor({1, 1024, 4}, 1), random_tensor({1, 1024, 4}, 2),
+                       random_tensor({1, 1024, 4}, 3)});
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.status().code(), StatusCode::kResourceExhausted) << big.status().to_string();
+}
+
+}  // namespace
+}  // namespace osprey::testing
