@@ -21,7 +21,23 @@ using KernelFn = Status (*)(KernelContext&);
 class KernelState {
  public:
   virtual ~KernelState() = default;
+
+  // Packed constants. True when this state keeps its own copy of the node's constant input
+  // `input` in every form the kernel can need (e.g. weights prepacked at load), so that the
+  // kernel can run without reading that input's data.
+  virtual bool holds_constant(int input) const {
+    (void)input;
+    return false;
+  }
+  // The session calls this (after holds_constant(input) said true) when it frees the plain
+  // tensor because no other node reads it. From then on the kernel receives, at that input, a
+  // tensor with the constant's dtype and shape and no data (raw_data() == nullptr).
+  virtual void constant_released(int input) { (void)input; }
 };
+
+// True for the stand-in of a constant whose plain data a kernel state holds in its own form
+// (see KernelState::constant_released): a shape without data.
+inline bool is_released_constant(const Tensor& t) { return t.numel() > 0 && t.raw_data() == nullptr; }
 
 // A kernel's optional prepare step. It sees a KernelContext whose inputs are the node's
 // constant inputs (initializers) only; every other input reads as absent. It may return

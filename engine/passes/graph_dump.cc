@@ -54,6 +54,7 @@ std::string list_string(const std::vector<T>& v, F&& fmt) {
 std::string tensor_string(const Tensor& t) {
   if (!t.defined()) return "<undefined>";
   std::string s = t.debug_string();
+  if (t.numel() > 0 && t.raw_data() == nullptr) return s + " (held packed by its readers)";
   if (t.numel() > 0 && t.numel() <= static_cast<int64_t>(kMaxListItems) &&
       t.dtype() != DType::kString) {
     s += "{";

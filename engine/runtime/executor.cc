@@ -71,6 +71,12 @@ Status Executor::run_node(const ir::Node& n, std::vector<Value>& frame) {
                               dtype_name(inputs[0]->tensor.dtype()), " is not supported by this op");
   }
   if (!k) return unimplemented(n.display_name(), ": no kernel");
+  if (k != n.kernel)  // another kernel cannot read a constant that n.kernel's state holds packed
+    for (const Value* v : inputs)
+      if (v && v->is_tensor() && is_released_constant(v->tensor))
+        return invalid_argument(n.display_name(), ": input 0 has element type ",
+                                dtype_name(inputs[0]->tensor.dtype()),
+                                ", which the kernel this node was prepared for does not take");
   std::vector<Value> outputs(n.outputs.size());
   KernelContext ctx(n, std::move(inputs), &outputs, limits_.max_tensor_elements, this, pool_);
   if (allocator_ && stack_.size() == 1) ctx.set_allocator(allocator_);
@@ -98,11 +104,16 @@ Status Executor::run_node(const ir::Node& n, std::vector<Value>& frame) {
 }
 
 Status prepare_kernels(ir::Graph& graph, int64_t max_tensor_elements, ThreadPool* pool,
-                       KernelStates* states) {
+                       KernelStates* states,
+                       const std::function<void(const ir::Node&, KernelState*)>& on_prepared) {
   Status status;
   graph.for_each_graph([&](ir::Graph& g) {
     for (const auto& n : g.nodes) {
-      if (!status.ok() || !n.kernel || !n.kernel->prepare) continue;
+      if (!status.ok()) continue;
+      if (!n.kernel || !n.kernel->prepare) {
+        if (on_prepared) on_prepared(n, nullptr);
+        continue;
+      }
       std::vector<Value> constants(n.inputs.size());
       std::vector<const Value*> inputs(n.inputs.size(), nullptr);
       for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -118,8 +129,10 @@ Status prepare_kernels(ir::Graph& graph, int64_t max_tensor_elements, ThreadPool
         status = invalid_argument(n.display_name(), ": ", ctx.attribute_error());
       } else if (!state.ok()) {
         status = state.status().with_context(n.display_name());
-      } else if (*state) {
-        (*states)[&n] = std::move(*state);
+      } else {
+        KernelState* made = state->get();
+        if (made) (*states)[&n] = std::move(*state);
+        if (on_prepared) on_prepared(n, made);
       }
     }
   });

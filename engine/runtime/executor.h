@@ -1,6 +1,7 @@
 // Runs an ir::Graph node by node over a frame of values; runs subgraphs for control flow.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -24,9 +25,11 @@ class RunAllocator;
 using KernelStates = std::unordered_map<const ir::Node*, std::shared_ptr<KernelState>>;
 
 // Runs the prepare step of every node's resolved kernel in `g` and its subgraphs, with the
-// node's initializers as its constant inputs, and stores the states in `states`.
+// node's initializers as its constant inputs, and stores the states in `states`. Calls
+// `on_prepared` (when set) after each node, with its state or nullptr.
 Status prepare_kernels(ir::Graph& g, int64_t max_tensor_elements, ThreadPool* pool,
-                       KernelStates* states);
+                       KernelStates* states,
+                       const std::function<void(const ir::Node&, KernelState*)>& on_prepared = {});
 
 class Executor final : public SubgraphRunner {
  public:

@@ -9,6 +9,7 @@
 #include "passes/graph_dump.h"
 #include "passes/pass_manager.h"
 #include "runtime/executor.h"
+#include "runtime/packed_constants.h"
 #include "runtime/run_memory.h"
 #include "threading/thread_pool.h"
 
@@ -206,8 +207,10 @@ Result<std::unique_ptr<SessionImpl>> build_session(const SessionOptions& options
   }
   OSPREY_RETURN_IF_ERROR(passes::optimize(*impl->graph, options));  // optimization_level 0: none
   OSPREY_RETURN_IF_ERROR(impl->resolve_kernels());
-  OSPREY_RETURN_IF_ERROR(prepare_kernels(*impl->graph, options.max_tensor_elements,
-                                         impl->pool.get(), &impl->kernel_states));
+  PackedConstantReleaser releaser(*impl->graph);
+  OSPREY_RETURN_IF_ERROR(prepare_kernels(
+      *impl->graph, options.max_tensor_elements, impl->pool.get(), &impl->kernel_states,
+      [&](const ir::Node& n, KernelState* st) { releaser.node_prepared(n, st); }));
   const ir::Graph& g = *impl->graph;
   for (int id : g.inputs) {
     const ir::Value& v = g.values[static_cast<size_t>(id)];

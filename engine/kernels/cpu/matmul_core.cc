@@ -56,7 +56,11 @@ Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2
     for (const auto& [md, mem] : st.packed)
       if (md == e->b_md) e->packed_b = mem;
     if (!e->packed_b) {
-      if (e->b_reorder) {
+      if (st.weights_released) {  // only a packed form is left: reorder from it
+        const auto& [from_md, from] = st.packed.front();
+        e->packed_b = memory(e->b_md, dnnl_engine());
+        run_reorder(make_reorder(from_md, e->b_md), from, e->packed_b);
+      } else if (e->b_reorder) {
         e->packed_b = memory(e->b_md, dnnl_engine());
         run_reorder(*e->b_reorder, wrap(e->b_plain, st.weights.raw_data()), e->packed_b);
       } else {
@@ -108,16 +112,39 @@ void run_one(const MatMulEntry& e, const Product2D& p, const float* a, const flo
 Result<std::shared_ptr<MatMulState>> make_matmul_state(const KernelContext& ctx, int b_index) {
   auto st = std::make_shared<MatMulState>();
   OSPREY_ASSIGN_OR_RETURN(st->bf16, read_bf16_compute(ctx));
+  st->b_index = b_index;
   if (ctx.has_input(b_index) && ctx.input_value(b_index).is_tensor() &&
-      ctx.input(b_index).dtype() == DType::kFloat32 && ctx.input(b_index).rank() == 2)
+      ctx.input(b_index).dtype() == DType::kFloat32 && ctx.input(b_index).rank() == 2 &&
+      ctx.input(b_index).numel() > 0) {
     st->weights = ctx.input(b_index);
+    st->weights_data = st->weights.raw_data();
+  }
   return st;
+}
+
+Status prepack_weights(MatMulState& st, bool trans_b, int threads) {
+  if (!st.weights.defined()) return Status::Ok();
+  // The layout oneDNN picks for B depends on K and N (and the ISA), not on M in practice; a
+  // run whose primitive asks for another layout reorders from this one.
+  constexpr int64_t kTypicalRows = 128;
+  Product2D p;
+  p.M = kTypicalRows;
+  p.trans_b = trans_b;
+  p.K = trans_b ? st.weights.dim(1) : st.weights.dim(0);
+  p.N = trans_b ? st.weights.dim(0) : st.weights.dim(1);
+  return guarded("prepacking B", [&]() -> Status {
+    return entry_for(st, p, threads, /*packable=*/true).status();
+  });
 }
 
 Status run_product(MatMulState& st, const Product2D& p, int threads, const Tensor& b_tensor,
                    const float* a, const float* b, const float* bias, float* y) {
-  const bool packable = st.weights.defined() && st.weights.raw_data() == b_tensor.raw_data() &&
-                        st.weights.numel() == p.K * p.N;
+  const bool packable = st.weights_released
+                            ? is_released_constant(b_tensor)
+                            : st.weights.defined() && st.weights_data == b_tensor.raw_data() &&
+                                  st.weights.numel() == p.K * p.N;
+  if (is_released_constant(b_tensor) && !packable)
+    return internal_error("matrix product: B was released but is not held packed");
   return guarded("matrix product", [&]() -> Status {
     OSPREY_ASSIGN_OR_RETURN(auto e, entry_for(st, p, threads, packable));
     use_threads(threads);

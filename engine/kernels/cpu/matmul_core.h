@@ -26,15 +26,34 @@ struct MatMulEntry;
 struct MatMulState final : KernelState {
   Activation act;
   bool bf16 = false;  // bf16 operands, f32 accumulation
-  Tensor weights;  // constant B (shared storage); undefined when B is computed
+  int b_index = 1;    // the node's input that is B
+  // Constant B (shared storage) until the session releases its plain copy; undefined when B is
+  // computed. weights_data identifies it among the node's B inputs at run time.
+  Tensor weights;
+  const void* weights_data = nullptr;
+  bool weights_released = false;  // only `packed` holds B now
   ShapeCache<MatMulEntry> cache;
-  // Constant B reordered into each layout a primitive asked for (under cache's lock).
+  // Constant B reordered into each layout a primitive asked for (under cache's lock). The
+  // first is made at load (prepack_weights); a later layout is reordered from the plain B, or
+  // from the first packed form once the plain B is released.
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> packed;
+
+  bool holds_constant(int input) const override { return input == b_index && !packed.empty(); }
+  void constant_released(int input) override {
+    if (input != b_index) return;
+    weights = Tensor();
+    weights_released = true;
+  }
 };
 
 // The prepared state for a node whose B is input `b_index` (constant or not); fails on a bad
 // compute_precision attribute.
 Result<std::shared_ptr<MatMulState>> make_matmul_state(const KernelContext& ctx, int b_index);
+
+// Reorders a constant 2-D B (stored transposed when `trans_b`) into the layout the product
+// primitive asks for, at load, so that the first run does not pay for it and the session can
+// free the plain copy. No-op when B is not constant.
+Status prepack_weights(MatMulState& st, bool trans_b, int threads);
 
 // Runs the product. `b` is the node's B input; it is used in its prepacked form when it is
 // the state's constant weights. `a`, `b`, `bias`, `y` are float32 data in the layouts `p`

@@ -18,6 +18,7 @@ Result<MatMulState*> state_or(KernelContext& ctx, std::shared_ptr<MatMulState>& 
   if (auto* st = dynamic_cast<MatMulState*>(ctx.state())) return st;
   OSPREY_ASSIGN_OR_RETURN(local, make_matmul_state(ctx, b_index));
   local->weights = Tensor();  // nothing to reuse outside a session: no prepacking
+  local->weights_data = nullptr;
   return local.get();
 }
 
@@ -187,18 +188,24 @@ Status gemm(KernelContext& ctx) {
                      Y.data<float>());
 }
 
+// The prepare steps prepack a constant B (see prepack_weights).
 Result<std::shared_ptr<KernelState>> prepare_matmul(const KernelContext& ctx) {
   OSPREY_ASSIGN_OR_RETURN(auto st, make_matmul_state(ctx, 1));
+  OSPREY_RETURN_IF_ERROR(prepack_weights(*st, /*trans_b=*/false, kernel_threads(ctx)));
   return std::shared_ptr<KernelState>(std::move(st));
 }
 
 Result<std::shared_ptr<KernelState>> prepare_gemm(const KernelContext& ctx) {
-  return prepare_matmul(ctx);
+  OSPREY_ASSIGN_OR_RETURN(auto st, make_matmul_state(ctx, 1));
+  OSPREY_RETURN_IF_ERROR(prepack_weights(*st, ctx.attr_int("transB", 0) != 0, kernel_threads(ctx)));
+  return std::shared_ptr<KernelState>(std::move(st));
 }
 
 Result<std::shared_ptr<KernelState>> prepare_fused_matmul(const KernelContext& ctx) {
   OSPREY_ASSIGN_OR_RETURN(auto st, make_matmul_state(ctx, 1));
   OSPREY_RETURN_IF_ERROR(read_activation(ctx, &st->act));
+  OSPREY_RETURN_IF_ERROR(
+      prepack_weights(*st, ctx.attr_int("trans_b", 0) != 0, kernel_threads(ctx)));
   return std::shared_ptr<KernelState>(std::move(st));
 }
 
