@@ -151,6 +151,21 @@ class KernelContext {
     else if (n > 0) fn(int64_t{0}, n);
   }
 
+  // ---- shape hints (prepare step only): the declared shape of a non-constant input, when the
+  // graph knows all its dims (a symbolic first dim reads as 1: a guess at the batch). For
+  // choosing layouts ahead of the first run; the run's real shapes may differ.
+  bool shape_hint(int i, Shape* shape) const {
+    if (i < 0 || static_cast<size_t>(i) >= shape_hints_.size() || !shape_hints_[static_cast<size_t>(i)].known)
+      return false;
+    *shape = shape_hints_[static_cast<size_t>(i)].shape;
+    return true;
+  }
+  void set_shape_hint(int i, Shape shape) {
+    if (i < 0) return;
+    if (static_cast<size_t>(i) >= shape_hints_.size()) shape_hints_.resize(static_cast<size_t>(i) + 1);
+    shape_hints_[static_cast<size_t>(i)] = {true, std::move(shape)};
+  }
+
   // ---- prepared state: what the kernel's prepare step returned for this node (nullptr when
   // it has none, e.g. when run outside a session). Kernels must also run without it.
   KernelState* state() const { return state_; }
@@ -171,6 +186,11 @@ class KernelContext {
   ThreadPool* pool_;
   KernelState* state_ = nullptr;
   OutputAllocator* allocator_ = nullptr;
+  struct ShapeHint {
+    bool known = false;
+    Shape shape;
+  };
+  std::vector<ShapeHint> shape_hints_;
   mutable std::string attr_error_;
 
   // The attribute `name` if present and of type `t`; records a type error otherwise.

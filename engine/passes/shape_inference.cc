@@ -125,7 +125,7 @@ class Inference {
       if (!n.inputs.empty()) set_shape(y, std::move(s));
     } else if (op == "Conv" || op == "FusedConv") {
       conv(n, y);
-    } else if (onnx && (op == "MaxPool" || op == "AveragePool")) {
+    } else if ((onnx && (op == "MaxPool" || op == "AveragePool")) || (ours && op == "MaxPool")) {
       pool(n, y);
     } else if (onnx && (op == "GlobalAveragePool" || op == "GlobalMaxPool")) {
       if (!known(in(n, 0)) || shape(in(n, 0)).size() < 2) return;
@@ -233,8 +233,11 @@ class Inference {
 
   void pool(const ir::Node& n, int y) {
     if (!known(in(n, 0)) || n.outputs.size() != 1) return;
-    const SymShape& x = shape(in(n, 0));
+    SymShape x = shape(in(n, 0));
     if (x.size() < 3) return;
+    // com.osprey MaxPool with channels_last = 1 pools [N, spatial..., C].
+    const bool channels_last = !n.domain.empty() && attr_int(n, "channels_last", 0) == 1;
+    if (channels_last) x.insert(x.begin() + 1, x.back()), x.pop_back();  // to [N, C, spatial...]
     const size_t nd = x.size() - 2;
     std::vector<int64_t> kernel, strides(nd, 1), dil(nd, 1), pads(2 * nd, 0);
     if (!attr_ints(n, "kernel_shape", &kernel) || kernel.size() != nd) return;
@@ -245,6 +248,7 @@ class Inference {
     for (size_t i = 0; i < nd; ++i)
       out.push_back(window_sym_dim(x[i + 2], kernel[i], strides[i], dil[i], pads[i], pads[i + nd],
                                    ap, ceil_mode));
+    if (channels_last) out.push_back(out[1]), out.erase(out.begin() + 1);  // [N, spatial..., C]
     set_shape(y, std::move(out));
   }
 

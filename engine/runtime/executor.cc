@@ -3,12 +3,28 @@
 #include <chrono>
 
 #include "kernels/registry.h"
+#include "passes/shape_inference.h"
 #include "runtime/run_memory.h"
 
 namespace osprey {
 
 namespace {
 Shape shape_of(const Value* v) { return v && v->is_tensor() ? v->tensor.shape() : Shape{}; }
+
+// The shape of value `id` when shape inference knows every dim (a symbolic first dim taken
+// as 1: a guess at the batch size).
+bool inferred_shape(const passes::ShapeFacts& facts, int id, Shape* shape) {
+  const size_t v = static_cast<size_t>(id);
+  if (v >= facts.has_shape.size() || !facts.has_shape[v]) return false;
+  shape->clear();
+  const passes::SymShape& dims = facts.shapes[v];
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d].fixed()) shape->push_back(dims[d].value);
+    else if (d == 0 && dims[d].known()) shape->push_back(1);
+    else return false;
+  }
+  return true;
+}
 
 int64_t value_bytes(const Value& v) {
   if (v.is_tensor()) return static_cast<int64_t>(v.tensor.nbytes());
@@ -107,7 +123,10 @@ Status prepare_kernels(ir::Graph& graph, int64_t max_tensor_elements, ThreadPool
                        KernelStates* states,
                        const std::function<void(const ir::Node&, KernelState*)>& on_prepared) {
   Status status;
+  // Shape hints for the prepare steps, in the main graph (subgraph inputs are not known).
+  const passes::ShapeFacts facts = passes::infer_shapes(graph, /*in_subgraph=*/false);
   graph.for_each_graph([&](ir::Graph& g) {
+    const bool top = &g == &graph;
     for (const auto& n : g.nodes) {
       if (!status.ok()) continue;
       if (!n.kernel || !n.kernel->prepare) {
@@ -124,6 +143,12 @@ Status prepare_kernels(ir::Graph& graph, int64_t max_tensor_elements, ThreadPool
       }
       std::vector<Value> no_outputs(n.outputs.size());
       KernelContext ctx(n, std::move(inputs), &no_outputs, max_tensor_elements, nullptr, pool);
+      for (size_t i = 0; i < n.inputs.size() && top; ++i) {
+        Shape hint;
+        if (n.inputs[i] != ir::kNoValue && !constants[i].is_tensor() &&
+            inferred_shape(facts, n.inputs[i], &hint))
+          ctx.set_shape_hint(static_cast<int>(i), std::move(hint));
+      }
       auto state = n.kernel->prepare(ctx);
       if (!ctx.attribute_error().empty()) {
         status = invalid_argument(n.display_name(), ": ", ctx.attribute_error());

@@ -191,5 +191,49 @@ TEST(PackedConstants, ConcurrentRunsOnReleasedWeightsAgree) {
   for (int f : failures) EXPECT_EQ(f, 0);
 }
 
+onnx::AttributeProto* ints_attr(onnx::NodeProto& n, const std::string& name, std::vector<int64_t> v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+  return a;
+}
+
+TEST(PackedConstants, ConvWeightsArePackedFromInferredShapesAndReleased) {
+  // x [N,4,9,9] -> Conv 3x3 (8) -> Relu -> MaxPool 3x3/2 -> Conv 1x1 (6) -> y: the second
+  // convolution's input shape is known only through the pool (channels-last after the passes).
+  ModelBuilder m;
+  m.input("x", onnx::TensorProto::FLOAT, {-1, 4, 9, 9}).output("y");
+  m.initializer("W1", {8, 4, 3, 3}, pattern(8 * 4 * 9, 0.3f, 0.2f));
+  m.initializer("W2", {6, 8, 1, 1}, pattern(6 * 8, 0.4f, 0.9f));
+  ints_attr(m.node("Conv", {"x", "W1"}, {"c"}), "pads", {1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"r"});
+  auto& pool = m.node("MaxPool", {"r"}, {"p"});
+  ints_attr(pool, "kernel_shape", {3, 3});
+  ints_attr(pool, "strides", {2, 2});
+  m.node("Conv", {"p", "W2"}, {"y"});
+  auto fast = load(m.bytes());
+  ASSERT_TRUE(fast);
+  const std::string dump = fast->graph_dump();
+  EXPECT_NE(dump.find("float32[8,4,3,3] (held packed by its readers)"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("float32[6,8,1,1] (held packed by its readers)"), std::string::npos) << dump;
+  SessionOptions plain;
+  plain.optimization_level = 0;  // reference kernels, weights as given
+  auto ref = Session::load_from_bytes(m.bytes(), plain);
+  ASSERT_TRUE(ref.ok()) << ref.status().to_string();
+  for (int64_t batch : {1, 3, 1}) {  // batch 1 was packed at load; 3 is a new primitive
+    Tensor x(DType::kFloat32, {batch, 4, 9, 9});
+    const auto v = pattern(static_cast<size_t>(x.numel()), 1.0f, 0.5f);
+    std::copy(v.begin(), v.end(), x.data<float>());
+    auto got = fast->run({{"x", x}});
+    auto want = (*ref)->run({{"x", x}});
+    ASSERT_TRUE(got.ok() && want.ok());
+    const Tensor &g = (*got)[0].second, &w = (*want)[0].second;
+    ASSERT_EQ(g.shape(), w.shape());
+    for (int64_t i = 0; i < g.numel(); ++i)
+      ASSERT_NEAR(g.data<float>()[i], w.data<float>()[i], 1e-4) << "batch " << batch << " element " << i;
+  }
+}
+
 }  // namespace
 }  // namespace osprey::testing

@@ -35,10 +35,23 @@ struct ConvState final : KernelState {
   bool channels_last = false;
   bool bf16 = false;  // compute_precision = "bf16": bf16 source and weights, f32 accumulation
   Activation act;
-  Tensor weights;  // the constant weights (shared storage), undefined when computed
+  // The constant weights (shared storage) until the session releases the plain copy;
+  // undefined when computed. weights_data identifies them among the node's W inputs.
+  Tensor weights;
+  const void* weights_data = nullptr;
+  bool weights_released = false;  // only `packed` holds the weights now
   ShapeCache<ConvEntry> cache;
   // Constant weights reordered into each layout a primitive asked for (under cache's lock).
+  // The first is made at load when the input's shape is declared (prepack); a later layout is
+  // reordered from the plain weights, or from the first packed form once they are released.
   std::vector<std::pair<memory::desc, memory>> packed;
+
+  bool holds_constant(int input) const override { return input == 1 && !packed.empty(); }
+  void constant_released(int input) override {
+    if (input != 1) return;
+    weights = Tensor();
+    weights_released = true;
+  }
 };
 
 Result<std::shared_ptr<ConvState>> make_state(const KernelContext& ctx, bool fused) {
@@ -54,6 +67,7 @@ Result<std::shared_ptr<ConvState>> make_state(const KernelContext& ctx, bool fus
   if (ctx.has_input(1)) {
     OSPREY_RETURN_IF_ERROR(require_f32(ctx, 1, "W"));
     st->weights = ctx.input(1);
+    st->weights_data = st->weights.raw_data();
   }
   return st;
 }
@@ -74,35 +88,39 @@ Status check_inputs(const KernelContext& ctx, bool fused) {
   return Status::Ok();
 }
 
-Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvState& st, int threads,
-                                               bool packable) {
-  const Tensor& x = ctx.input(0);
-  const Tensor& w = ctx.input(1);
+// What a primitive is built for: the input and weights shapes and which optional inputs exist.
+struct ConvProblem {
+  Shape x, w;
+  bool has_bias = false, has_z = false;
+};
+
+Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvState& st,
+                                               const ConvProblem& pb, int threads, bool packable) {
   const bool cl = st.channels_last;
-  const Shape xs = channels_first(x.shape(), cl);  // the input's [N, C, spatial...]
+  const Shape xs = channels_first(pb.x, cl);  // the input's [N, C, spatial...]
   const int64_t group = ctx.attr_int("group", 1);
   if (group < 1) return invalid_argument("attribute group must be >= 1, got ", group);
-  const int64_t N = xs[0], C = xs[1], M = w.dim(0);
-  if (w.dim(1) * group != C || M % group != 0)
-    return invalid_argument("weights ", shape_to_string(w.shape()), " do not match input ",
-                            shape_to_string(x.shape()), cl ? " (channels last)" : "", " with group ", group);
+  const int64_t N = xs[0], C = xs[1], M = pb.w[0];
+  if (pb.w[1] * group != C || M % group != 0)
+    return invalid_argument("weights ", shape_to_string(pb.w), " do not match input ",
+                            shape_to_string(pb.x), cl ? " (channels last)" : "", " with group ", group);
   ref::Window win;
   win.in.assign(xs.begin() + 2, xs.end());
-  win.kernel.assign(w.shape().begin() + 2, w.shape().end());
+  win.kernel.assign(pb.w.begin() + 2, pb.w.end());
   if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != win.kernel)
     return invalid_argument("attribute kernel_shape does not match the weights ",
-                            shape_to_string(w.shape()));
+                            shape_to_string(pb.w));
   OSPREY_RETURN_IF_ERROR(ref::window_from_attrs(ctx, /*ceil_mode=*/false, &win));
   auto e = std::make_shared<ConvEntry>();
   e->M = M;
   Shape out = {N, M};  // [N, M, spatial...]
   out.insert(out.end(), win.out.begin(), win.out.end());
   e->out_shape = cl ? channels_last_of(out) : out;
-  if (shape_numel(out) == 0 || x.numel() == 0) return std::shared_ptr<const ConvEntry>(e);
+  if (shape_numel(out) == 0 || shape_numel(pb.x) == 0) return std::shared_ptr<const ConvEntry>(e);
 
   Dims src_dims(xs.begin(), xs.end());
   Dims dst_dims(out.begin(), out.end());
-  Dims w_dims(w.shape().begin(), w.shape().end());
+  Dims w_dims(pb.w.begin(), pb.w.end());
   if (group > 1) {  // [G, M/G, C/G, k...]
     w_dims[0] = M / group;
     w_dims.insert(w_dims.begin(), group);
@@ -118,7 +136,7 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   e->src_plain = boundary_desc(src_dims, cl);
   e->dst_plain = boundary_desc(dst_dims, cl);
   e->w_plain = plain_desc(w_dims);
-  const bool has_bias = ctx.has_input(2), has_z = st.fused && ctx.has_input(3);
+  const bool has_bias = pb.has_bias, has_z = pb.has_z;
   if (has_bias) e->bias_md = plain_desc({M});
 
   dnnl::post_ops ops;
@@ -159,7 +177,11 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
     for (const auto& [md, mem] : st.packed)
       if (md == e->w_md) e->packed_weights = mem;
     if (!e->packed_weights) {
-      if (e->w_reorder) {
+      if (st.weights_released) {  // only a packed form is left: reorder from it
+        const auto& [from_md, from] = st.packed.front();
+        e->packed_weights = memory(e->w_md, dnnl_engine());
+        run_reorder(make_reorder(from_md, e->w_md), from, e->packed_weights);
+      } else if (e->w_reorder) {
         e->packed_weights = memory(e->w_md, dnnl_engine());
         run_reorder(*e->w_reorder, wrap(e->w_plain, st.weights.raw_data()), e->packed_weights);
       } else {
@@ -171,6 +193,16 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   return std::shared_ptr<const ConvEntry>(e);
 }
 
+Result<std::shared_ptr<const ConvEntry>> entry_for(const KernelContext& ctx, ConvState& st,
+                                                   const ConvProblem& pb, int threads,
+                                                   bool packable) {
+  std::vector<int64_t> key = {threads, packable, pb.has_bias, pb.has_z, st.bf16, -1};
+  key.insert(key.end(), pb.x.begin(), pb.x.end());
+  key.push_back(-1);
+  key.insert(key.end(), pb.w.begin(), pb.w.end());
+  return st.cache.get(key, [&] { return build(ctx, st, pb, threads, packable); });
+}
+
 Status run_conv(KernelContext& ctx, bool fused) {
   OSPREY_RETURN_IF_ERROR(check_inputs(ctx, fused));
   std::shared_ptr<ConvState> local;
@@ -178,21 +210,22 @@ Status run_conv(KernelContext& ctx, bool fused) {
   if (!st) {  // no prepared state (e.g. run outside a session): prepare for this run only
     OSPREY_ASSIGN_OR_RETURN(local, make_state(ctx, fused));
     local->weights = Tensor();
+    local->weights_data = nullptr;
     st = local.get();
   }
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
-  const bool packable = st->weights.defined() && st->weights.raw_data() == w.raw_data() &&
-                        st->weights.shape() == w.shape();
+  const bool packable = st->weights_released
+                            ? is_released_constant(w)
+                            : st->weights.defined() && st->weights_data == w.raw_data() &&
+                                  st->weights.shape() == w.shape();
+  if (is_released_constant(w) && !packable)
+    return internal_error("convolution: W was released but is not held packed");
   const int threads = kernel_threads(ctx);
-  const bool has_bias = ctx.has_input(2), has_z = fused && ctx.has_input(3);
-  std::vector<int64_t> key = {threads, packable, has_bias, has_z, st->bf16, -1};
-  key.insert(key.end(), x.shape().begin(), x.shape().end());
-  key.push_back(-1);
-  key.insert(key.end(), w.shape().begin(), w.shape().end());
+  const ConvProblem pb{x.shape(), w.shape(), ctx.has_input(2), fused && ctx.has_input(3)};
+  const bool has_bias = pb.has_bias, has_z = pb.has_z;
   return guarded("convolution", [&]() -> Status {
-    OSPREY_ASSIGN_OR_RETURN(auto e,
-                            st->cache.get(key, [&] { return build(ctx, *st, threads, packable); }));
+    OSPREY_ASSIGN_OR_RETURN(auto e, entry_for(ctx, *st, pb, threads, packable));
     if (has_bias && (ctx.input(2).rank() != 1 || ctx.input(2).dim(0) != e->M))
       return invalid_argument("bias has shape ", shape_to_string(ctx.input(2).shape()),
                               ", expected [", e->M, "]");
@@ -242,8 +275,24 @@ Status run_conv(KernelContext& ctx, bool fused) {
   });
 }
 
+// Prepacks constant weights when the input's shape is declared: builds the primitive of that
+// shape (the first run of it then only executes) and reorders the weights into its layout.
 Result<std::shared_ptr<KernelState>> prepare(const KernelContext& ctx, bool fused) {
   OSPREY_ASSIGN_OR_RETURN(auto st, make_state(ctx, fused));
+  ConvProblem pb;
+  if (st->weights.defined() && st->weights.numel() > 0 && ctx.shape_hint(0, &pb.x) &&
+      pb.x.size() == st->weights.shape().size() && pb.x.size() >= 3) {
+    const auto& ins = ctx.node().inputs;
+    pb.w = st->weights.shape();
+    pb.has_bias = ins.size() > 2 && ins[2] != ir::kNoValue;
+    pb.has_z = fused && ins.size() > 3 && ins[3] != ir::kNoValue;
+    // The declared shape is only a hint: when it does not fit (a wrong value_info), the run
+    // with the real shape reports what is wrong, and the weights stay plain until then.
+    auto e = guarded("prepacking W", [&]() -> Status {
+      return entry_for(ctx, *st, pb, kernel_threads(ctx), /*packable=*/true).status();
+    });
+    if (!e.ok() && e.code() == StatusCode::kResourceExhausted) return e;
+  }
   return std::shared_ptr<KernelState>(std::move(st));
 }
 
