@@ -17,7 +17,7 @@ bool onnx_domain(const std::string& d) {
   return d.empty() || d == "ai.onnx";
 }
 
-enum class Kind { kNone, kConv, kConvTranspose, kGemm, kMatMul };
+enum class Kind { kNone, kConv, kConvTranspose, kGemm, kMatMul, kAttention };
 
 Kind kind_of(const NodeTiming& n) {
   if (onnx_domain(n.domain)) {
@@ -28,6 +28,7 @@ Kind kind_of(const NodeTiming& n) {
   } else if (n.domain == "com.osprey") {
     if (n.op_type == "FusedConv") return Kind::kConv;
     if (n.op_type == "FusedMatMul") return Kind::kMatMul;
+    if (n.op_type == "Attention") return Kind::kAttention;
   }
   return Kind::kNone;
 }
@@ -56,6 +57,9 @@ NodeFlops count_node_flops(const NodeTiming& n) {
       return {FlopStatus::kCounted, 2 * numel(*y) * numel(*x) / static_cast<double>((*y)[0])};
     case Kind::kMatMul:
       return {FlopStatus::kCounted, 2 * numel(*y) * static_cast<double>(x->back())};
+    case Kind::kAttention:  // Q [B,Sq,H*D], K [B,Sk,H*D]: Q·Kᵀ and P·V, B·H·Sq·Sk·D MACs each
+      if (x->size() != 3 || w->size() != 3) return unknown;
+      return {FlopStatus::kCounted, 4 * numel(*x) * static_cast<double>((*w)[1])};
     case Kind::kNone: break;
   }
   return {};

@@ -31,6 +31,17 @@ TEST(FlopCount, ConvCountsMultiplyAddsPerOutput) {
             2.0 * 576 * 27);
 }
 
+TEST(FlopCount, AttentionCountsBothProducts) {
+  // Q [2,5,12] (3 heads of 4), K and V [2,7,12]: 2 x (2*3*5*7*4) MACs.
+  auto f = count_node_flops(
+      node("Attention", {{2, 5, 12}, {2, 7, 12}, {2, 7, 12}}, {{2, 5, 12}}, "com.osprey"));
+  EXPECT_EQ(f.status, FlopStatus::kCounted);
+  EXPECT_EQ(f.flops, 2.0 * 2 * (2 * 3 * 5 * 7 * 4));
+  EXPECT_EQ(count_node_flops(node("Attention", {{2, 5, 12}, {7, 12}}, {{2, 5, 12}}, "com.osprey"))
+                .status,
+            FlopStatus::kShapesUnknown);
+}
+
 TEST(FlopCount, ConvTransposeCountsPerInputElement) {
   // x [1,4,3,3], W [4,2,2,2] (Cin=4, Cout=2): 36 input elements x 8 MACs.
   auto f = count_node_flops(node("ConvTranspose", {{1, 4, 3, 3}, {4, 2, 2, 2}}, {{1, 2, 6, 6}}));
