@@ -19,6 +19,7 @@ struct RunArgs {
   InputArgs in;
   std::string output_dir;
   int threads = 0;
+  int level = SessionOptions{}.optimization_level;
   std::string precision = "exact";
 };
 
@@ -41,6 +42,7 @@ Status run(const RunArgs& args) {
   OSPREY_ASSIGN_OR_RETURN(InputSpec spec, make_input_spec(args.in));
   SessionOptions options;
   options.threads = args.threads;
+  options.optimization_level = args.level;
   options.precision = args.precision == "fast" ? Precision::kFast : Precision::kExact;
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(args.model, options));
   const Session& session = *m.session;
@@ -121,6 +123,11 @@ Action add_run_command(CLI::App& app) {
       ->type_name("DIR");
   cmd->add_option("-t,--threads", args->threads, "Worker threads (0 = engine default)")
       ->check(non_negative_integer())
+      ->capture_default_str();
+  cmd->add_option("-O,--optimization-level", args->level,
+                  "Graph optimization level: 0 runs the graph as imported on the reference kernels, "
+                  "1 adds clean-ups and folds, 2 fusions and layouts (3 = 2)")
+      ->check(CLI::Range(0, 3))
       ->capture_default_str();
   add_precision_option(cmd, &args->precision);
   return [args] { return run(*args); };
