@@ -107,6 +107,8 @@ if cmp -s "$TMP/o1/y.npy" "$TMP/o4/y.npy"; then pass; else fail "relu is not ide
 ok run-add-mixed "$OSPREY" run "$ADD" -i "x=$TMP/o1/y.npy" --random normal --threads 1
 contains run-add-output 'sum +float32\[3,4,5\]'
 ok run-shape-fixed "$OSPREY" run "$RELU" --shape x=3x4x5
+ok run-level-0 "$OSPREY" run "$RELU" --seed 7 -O 0 --output-dir "$TMP/o5"
+if cmp -s "$TMP/o1/y.npy" "$TMP/o5/y.npy"; then pass; else fail "-O 0 changed relu's output"; fi
 
 npy "$TMP/int.npy" '<i8' '(3, 4, 5)' "$(printf '\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00%.0s' $(seq 60))"
 npy "$TMP/short.npy" '<f4' '(3, 4, 5)' '\x00\x00\x80\x3f'
@@ -130,6 +132,7 @@ err run-shape-syntax "bad shape '1xq'" "$OSPREY" run "$RELU" --shape x=1xq
 err run-shape-mismatch 'does not match' "$OSPREY" run "$RELU" --shape x=2x4x5
 err run-shape-unknown "no input 'z'" "$OSPREY" run "$RELU" --shape z=1
 err run-bad-threads 'threads' "$OSPREY" run "$RELU" --threads -1
+err run-bad-level 'optimization-level' "$OSPREY" run "$RELU" -O 4
 err run-bad-random 'random' "$OSPREY" run "$RELU" --random cauchy
 err run-outdir-file 'output-dir' "$OSPREY" run "$RELU" --output-dir "$TMP/text.npy/sub"
 err run-no-model 'MODEL' "$OSPREY" run
