@@ -304,11 +304,7 @@ class AttentionFusion final : public Pass {
       if (dead[i] || !is_op(g.nodes[i], "Softmax")) continue;
       AttentionMatcher m(g, ix);
       if (!m.match(static_cast<int>(i)) || !std::isfinite(m.scale)) continue;
-      bool overlap = false;
-      for (int n : m.nodes) overlap = overlap || dead[static_cast<size_t>(n)];
-      if (overlap) continue;
-      for (int n : m.nodes) dead[static_cast<size_t>(n)] = true;
-      dead[static_cast<size_t>(m.out_reshape)] = false;
+      if (!claim_match({m.nodes.begin(), m.nodes.end()}, m.out_reshape, &dead)) continue;
       ir::Node& att = g.nodes[static_cast<size_t>(m.out_reshape)];
       make_fused(att, "Attention", 0);
       att.inputs = {m.q, m.k, m.v};

@@ -161,6 +161,14 @@ void set_activation(ir::Node& n, const ActivationMatch& m) {
   n.attributes["activation_params"] = params;
 }
 
+bool claim_match(const std::vector<int>& nodes, int keep, std::vector<bool>* dead) {
+  for (int n : nodes)
+    if ((*dead)[static_cast<size_t>(n)]) return false;
+  for (int n : nodes) (*dead)[static_cast<size_t>(n)] = true;
+  (*dead)[static_cast<size_t>(keep)] = false;
+  return true;
+}
+
 void make_fused(ir::Node& n, const char* op, size_t inputs) {
   n.op_type = op;
   n.domain = kOspreyDomain;

@@ -69,6 +69,10 @@ std::string activation_of(const ir::Node& n);
 void set_activation(ir::Node& n, const ActivationMatch& m);
 // Makes `n` the com.osprey op `op` (opset 1) with `inputs` input slots (missing ones "").
 void make_fused(ir::Node& n, const char* op, size_t inputs);
+// Claims a match's nodes for erase_nodes: when none of `nodes` is already dead (taken by an
+// earlier match), marks them all dead except `keep` (the node rewritten into the fused op)
+// and returns true; otherwise changes nothing and returns false.
+bool claim_match(const std::vector<int>& nodes, int keep, std::vector<bool>* dead);
 // True when value `v` is computed (directly or not) from an output of node `node`.
 bool depends_on(const ir::Graph& g, const std::vector<int>& producers, int v, int node);
 

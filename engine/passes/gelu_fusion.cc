@@ -147,14 +147,10 @@ class GeluFusion final : public Pass {
       if (dead[i] || !(is_op(f, "Erf") || tanh_form)) continue;
       int x = ir::kNoValue, y = ir::kNoValue;
       if (!matcher.match(f, tanh_form, &x, &y)) continue;
-      bool overlap = false;
-      for (int n : matcher.nodes) overlap = overlap || dead[static_cast<size_t>(n)];
-      if (overlap) continue;
       // The last node of the chain (the one writing y) becomes the Gelu.
       const int last = ix.producers[static_cast<size_t>(y)];
-      for (int n : matcher.nodes) dead[static_cast<size_t>(n)] = true;
-      dead[i] = true;
-      dead[static_cast<size_t>(last)] = false;
+      if (!claim_match(matcher.nodes, last, &dead)) continue;
+      dead[i] = static_cast<int>(i) != last;
       ir::Node& gelu = g.nodes[static_cast<size_t>(last)];
       gelu.op_type = "Gelu";
       gelu.domain = kOspreyDomain;

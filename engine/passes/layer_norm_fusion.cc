@@ -143,12 +143,8 @@ class LayerNormFusion final : public Pass {
       if (dead[i] || !is_op(g.nodes[i], "ReduceMean")) continue;
       LayerNormMatcher m(g, ix);
       if (!m.match(static_cast<int>(i))) continue;
-      bool overlap = false;
-      for (int n : m.nodes) overlap = overlap || dead[static_cast<size_t>(n)];
-      if (overlap) continue;
       const int last = ix.producers[static_cast<size_t>(m.y)];
-      for (int n : m.nodes) dead[static_cast<size_t>(n)] = true;
-      dead[static_cast<size_t>(last)] = false;
+      if (!claim_match(m.nodes, last, &dead)) continue;
       ir::Node& ln = g.nodes[static_cast<size_t>(last)];
       ln.op_type = "LayerNormalization";
       ln.domain = kOspreyDomain;

@@ -63,12 +63,17 @@ std::unique_ptr<Session> load(const std::string& bytes) {
   return s.ok() ? std::move(*s) : nullptr;
 }
 
-TEST(PackedConstants, MatMulWeightsAreReleasedAndEveryRowCountAgrees) {
+// y = x [N,K] · W [K,N], W a constant that only the MatMul reads.
+std::string matmul_model() {
   ModelBuilder m;
   m.input("x", onnx::TensorProto::FLOAT, {-1, kK}).output("y");
   m.initializer("W", {kK, kN}, weights());
   m.node("MatMul", {"x", "W"}, {"y"});
-  auto s = load(m.bytes());
+  return m.bytes();
+}
+
+TEST(PackedConstants, MatMulWeightsAreReleasedAndEveryRowCountAgrees) {
+  auto s = load(matmul_model());
   ASSERT_TRUE(s);
   EXPECT_NE(s->graph_dump().find(kReleasedMark), std::string::npos) << s->graph_dump();
   for (int64_t rows_n : {1, 3, 128, 130, 1})  // 128 is the row count packed at load
@@ -162,11 +167,7 @@ TEST(PackedConstants, OverridableAndOutputConstantsAreKept) {
 }
 
 TEST(PackedConstants, ConcurrentRunsOnReleasedWeightsAgree) {
-  ModelBuilder m;
-  m.input("x", onnx::TensorProto::FLOAT, {-1, kK}).output("y");
-  m.initializer("W", {kK, kN}, weights());
-  m.node("MatMul", {"x", "W"}, {"y"});
-  auto s = load(m.bytes());
+  auto s = load(matmul_model());
   ASSERT_TRUE(s);
   std::vector<std::thread> threads;
   std::vector<int> failures(4, 0);
