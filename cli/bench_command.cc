@@ -21,6 +21,7 @@
 
 #include "bench_args.h"
 #include "bench_peak.h"
+#include "bench_sessions.h"
 #include "commands.h"
 #include "common.h"
 #include "format.h"
@@ -61,6 +62,68 @@ bool wants_comparison(const BenchArgs& args, const CLI::App* cmd) {
          args.precisions.size() > 1;
 }
 
+// --sessions N: the loaded session and N - 1 more of the same model, run concurrently.
+Status bench_sessions(const BenchArgs& args, const LoadedModel& first, const SessionOptions& options,
+                      const std::vector<PreparedInput>& prepared,
+                      const std::vector<NamedTensor>& feeds) {
+  std::vector<LoadedModel> more;
+  std::vector<const Session*> sessions = {first.session.get()};
+  for (int i = 1; i < args.sessions; ++i) {
+    OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(args.models.front(), options));
+    more.push_back(std::move(m));
+    sessions.push_back(more.back().session.get());
+  }
+  OSPREY_ASSIGN_OR_RETURN(ConcurrentRuns runs,
+                          run_sessions_concurrently(sessions, feeds, args.warmup, args.iterations,
+                                                    args.duration_s));
+  const LatencySummary l = summarize(runs.samples_ms);
+  const double throughput =
+      runs.wall_s > 0 ? static_cast<double>(args.batches.front()) *
+                            static_cast<double>(runs.samples_ms.size()) / runs.wall_s
+                      : 0;
+  const int threads = first.session->options().threads;
+  const double rss = peak_rss_mib();
+  std::string per_session;
+  for (double p : runs.session_p50_ms) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%s%.3f", per_session.empty() ? "" : " ", p);
+    per_session += buf;
+  }
+  if (args.json) {
+    std::printf("{\"model\": %s, \"version\": %s, \"sessions\": %d, \"threads\": %d, "
+                "\"batch\": %lld, \"iterations\": %zu, \"total_s\": %s, \"p50_ms\": %s, "
+                "\"p90_ms\": %s, \"p99_ms\": %s, \"max_ms\": %s, \"mean_ms\": %s, "
+                "\"throughput_per_s\": %s, \"session_p50_ms\": [%s], \"peak_rss_mb\": %s}\n",
+                json_string(args.models.front()).c_str(), json_string(OSPREY_VERSION).c_str(),
+                args.sessions, threads, static_cast<long long>(args.batches.front()), l.count,
+                json_number(runs.wall_s).c_str(), json_number(l.p50).c_str(),
+                json_number(l.p90).c_str(), json_number(l.p99).c_str(), json_number(l.max).c_str(),
+                json_number(l.mean).c_str(), json_number(throughput).c_str(),
+                [&] {
+                  std::string a;
+                  for (double p : runs.session_p50_ms) a += (a.empty() ? "" : ", ") + json_number(p);
+                  return a;
+                }().c_str(),
+                rss < 0 ? "null" : json_number(rss).c_str());
+    return Status::Ok();
+  }
+  std::printf("model:      %s\n", args.models.front().c_str());
+  for (const auto& p : prepared)
+    std::printf("input:      %s %s (%s)\n", p.name.c_str(),
+                format_type(p.tensor.dtype(), p.tensor.shape()).c_str(), p.source.c_str());
+  std::printf("sessions:   %d, run concurrently, each from its own thread with %d threads; batch %lld\n",
+              args.sessions, threads, static_cast<long long>(args.batches.front()));
+  std::printf("load:       %.2f ms (the first session)\n", first.load_ms);
+  std::printf("runs:       %d warmup + %zu timed per session (%zu in all) in %.3f s\n",
+              args.warmup, runs.samples_ms.size() / sessions.size(), l.count, runs.wall_s);
+  std::printf("latency:    p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f  min %.3f  max %.3f ms (all runs)\n",
+              l.p50, l.p90, l.p95, l.p99, l.min, l.max);
+  std::printf("            p50 per session: %s ms\n", per_session.c_str());
+  std::printf("throughput: %.1f inferences/s (all sessions)\n", throughput);
+  if (rss >= 0) std::printf("peak RSS:   %.1f MiB\n", rss);
+  return Status::Ok();
+}
+
 Status bench_single(const BenchArgs& args, CLI::App* cmd) {
   const std::string& model = args.models.front();
   const int64_t batch = args.batches.front();
@@ -89,6 +152,7 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
   }
   std::vector<NamedTensor> feeds;
   for (const auto& p : prepared) feeds.emplace_back(p.name, p.tensor);
+  if (args.sessions > 1) return bench_sessions(args, m, options, prepared, feeds);
 
   for (int i = 0; i < args.warmup; ++i) {
     auto r = session.run(feeds);
@@ -247,6 +311,12 @@ Action add_bench_command(CLI::App& app) {
                 "Time every node of every timed run: ms per run, share and count per op type, "
                 "and the 15 slowest nodes (control-flow subgraphs count toward their parent "
                 "node; latencies include the timing overhead)");
+  cmd->add_option("--sessions", args->sessions,
+                  "Load N sessions of the model and run them at the same time, each from its own "
+                  "thread (--warmup and --iterations per session): latency over all runs, "
+                  "throughput of all sessions together (single-model mode)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   cmd->add_option(
          "--frameworks", args->frameworks,
          "Compare these frameworks, each in a process of its own (osprey through `osprey "
@@ -320,6 +390,10 @@ Action add_bench_command(CLI::App& app) {
         return invalid_argument("bench --peak: give one --threads value, not a list");
       return bench_peak_only(*args);
     }
+    if (args->sessions > 1 && (args->peak || args->profile || wants_comparison(*args, cmd)))
+      return invalid_argument(
+          "bench: --sessions runs one model's sessions concurrently; it does not combine with "
+          "--peak, --profile or the comparison options");
     if (wants_comparison(*args, cmd)) {
       if (args->peak || args->profile)
         return invalid_argument(

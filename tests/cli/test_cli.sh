@@ -141,6 +141,14 @@ err run-no-model 'MODEL' "$OSPREY" run
 ok bench-text "$OSPREY" bench "$RELU" --warmup 1 --iterations 5
 contains bench-p50 'p50 [0-9.]+'
 contains bench-throughput 'throughput: [0-9.]+ inferences/s'
+ok bench-sessions "$OSPREY" bench "$RELU" --sessions 3 --warmup 1 --iterations 4 --threads 1
+contains bench-sessions-line 'sessions: +3, run concurrently'
+contains bench-sessions-runs '4 timed per session \(12 in all\)'
+contains bench-sessions-p50s 'p50 per session: [0-9.]+ [0-9.]+ [0-9.]+ ms'
+ok bench-sessions-json "$OSPREY" bench "$RELU" --sessions 2 --iterations 3 --threads 1 --json
+contains bench-sessions-json-fields '"sessions": 2, "threads": 1, "batch": 1, "iterations": 6'
+err bench-sessions-profile 'does not combine' "$OSPREY" bench "$RELU" --sessions 2 --profile
+err bench-sessions-range 'sessions' "$OSPREY" bench "$RELU" --sessions 0
 ok bench-json "$OSPREY" bench "$RELU" --warmup 2 --iterations 7 --threads 1 --json
 if [[ $(wc -l <"$TMP/out") -eq 1 ]]; then pass; else fail "bench --json printed more than one line"; fi
 if command -v python3 >/dev/null; then
