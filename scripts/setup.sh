@@ -22,6 +22,8 @@ APT_PACKAGES=(
   cmake ninja-build g++ clang libclang-rt-14-dev
   # engine libraries
   libprotobuf-dev protobuf-compiler libonnx-dev libdnnl-dev
+  # Debian's dnnl-config.cmake looks for OpenCL (a Recommends of libdnnl-dev, which apt skips here)
+  ocl-icd-opencl-dev
   # server: gRPC, HTTP (Boost.Beast), JSON, image decoding, Prometheus (metrics test)
   libgrpc++-dev protobuf-compiler-grpc libboost-dev rapidjson-dev libjpeg62-turbo-dev libpng-dev
   prometheus libb64-0d unzip
