@@ -45,6 +45,9 @@ struct ConvState final : KernelState {
   // The first is made at load when the input's shape is declared (prepack); a later layout is
   // reordered from the plain weights, or from the first packed form once they are released.
   std::vector<std::pair<memory::desc, memory>> packed;
+  // When a primitive takes W in its plain layout, its "packed" form is the plain W itself:
+  // this keeps that storage alive after the session releases its copy.
+  Tensor plain_held;
 
   bool holds_constant(int input) const override { return input == 1 && !packed.empty(); }
   void constant_released(int input) override {
@@ -184,8 +187,9 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
       } else if (e->w_reorder) {
         e->packed_weights = memory(e->w_md, dnnl_engine());
         run_reorder(*e->w_reorder, wrap(e->w_plain, st.weights.raw_data()), e->packed_weights);
-      } else {
+      } else {  // the primitive reads W as it is: hold the plain storage
         e->packed_weights = wrap(e->w_plain, st.weights.raw_data());
+        st.plain_held = st.weights;
       }
       st.packed.emplace_back(e->w_md, e->packed_weights);
     }

@@ -63,8 +63,9 @@ Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2
       } else if (e->b_reorder) {
         e->packed_b = memory(e->b_md, dnnl_engine());
         run_reorder(*e->b_reorder, wrap(e->b_plain, st.weights.raw_data()), e->packed_b);
-      } else {
+      } else {  // the primitive reads B as it is: hold the plain storage
         e->packed_b = wrap(e->b_plain, st.weights.raw_data());
+        st.plain_held = st.weights;
       }
       st.packed.emplace_back(e->b_md, e->packed_b);
     }
