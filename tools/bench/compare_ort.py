@@ -31,6 +31,16 @@ import sample_inputs  # noqa: E402
 SEQ128 = {m: ("b1_s128", lambda m=m: sample_inputs.random_tokens(m, 1, 128)) for m in ("bert_base", "minilm")}
 
 
+def save_inputs(tmp, model, feeds):
+    """Saves each feed as tmp/<model>_<i>.npy; returns the matching `osprey --input` arguments."""
+    args = []
+    for i, (name, value) in enumerate(feeds.items()):
+        f = tmp / f"{model}_{i}.npy"
+        np.save(f, value)
+        args += ["--input", f"{name}={f}"]
+    return args
+
+
 def pick_case(model):
     if model in SEQ128:
         name, make = SEQ128[model]
@@ -83,11 +93,7 @@ def main():
     for model in args.models:
         path = Path(args.zoo) / f"{model}.onnx"
         case, feeds = pick_case(model)
-        inputs = []
-        for i, (name, value) in enumerate(feeds.items()):
-            f = tmp / f"{model}_{i}.npy"
-            np.save(f, value)
-            inputs += ["--input", f"{name}={f}"]
+        inputs = save_inputs(tmp, model, feeds)
         for threads in args.threads:
             a, b = [], []
             for _ in range(args.rounds):

@@ -22,11 +22,10 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import onnxruntime as ort
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_ort import REPO, pick_case  # noqa: E402
+from compare_ort import REPO, pick_case, save_inputs  # noqa: E402
 
 
 def ort_round(path, feeds, sessions, threads, warmup, iters):
@@ -94,11 +93,7 @@ def main():
     for model in args.models:
         path = Path(args.zoo) / f"{model}.onnx"
         _, feeds = pick_case(model)
-        inputs = []
-        for i, (name, value) in enumerate(feeds.items()):
-            f = tmp / f"{model}_{i}.npy"
-            np.save(f, value)
-            inputs += ["--input", f"{name}={f}"]
+        inputs = save_inputs(tmp, model, feeds)
         for sessions, threads in configs:
             a, b = [], []
             for _ in range(args.rounds):
