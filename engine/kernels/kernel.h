@@ -73,6 +73,8 @@ class KernelContext {
         pool_(pool) {}
 
   const ir::Node& node() const { return node_; }
+  // The inputs vector, for the caller to reuse its storage (the context reads no input after).
+  std::vector<const Value*> release_inputs() { return std::move(inputs_); }
   int opset() const { return node_.opset; }
 
   // ---- inputs

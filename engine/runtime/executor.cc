@@ -51,6 +51,14 @@ Status Executor::run_graph(const ir::Graph& g, std::vector<Value>& frame) {
   return status;
 }
 
+const Value& Executor::value_at(const std::vector<Value>& frame, int id) const {
+  const Value& v = frame[static_cast<size_t>(id)];
+  if (constants_ && v.is_none() && !stack_.empty() && &frame == stack_.front().second &&
+      static_cast<size_t>(id) < constants_->size())
+    return (*constants_)[static_cast<size_t>(id)];
+  return v;
+}
+
 Status Executor::run_timed_node(const ir::Node& n, std::vector<Value>& frame) {
   NodeTiming t;
   t.name = n.name;
@@ -58,7 +66,7 @@ Status Executor::run_timed_node(const ir::Node& n, std::vector<Value>& frame) {
   t.domain = n.domain;
   t.input_shapes.reserve(n.inputs.size());
   for (int id : n.inputs)
-    t.input_shapes.push_back(id == ir::kNoValue ? Shape{} : shape_of(&frame[static_cast<size_t>(id)]));
+    t.input_shapes.push_back(id == ir::kNoValue ? Shape{} : shape_of(&value_at(frame, id)));
   const auto start = std::chrono::steady_clock::now();
   Status s = run_node(n, frame);
   t.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -70,11 +78,14 @@ Status Executor::run_timed_node(const ir::Node& n, std::vector<Value>& frame) {
 }
 
 Status Executor::run_node(const ir::Node& n, std::vector<Value>& frame) {
-  std::vector<const Value*> inputs;
-  inputs.reserve(n.inputs.size());
+  const size_t depth = stack_.size() - 1;
+  while (buffers_.size() <= depth) buffers_.push_back(std::make_unique<NodeBuffers>());
+  NodeBuffers& buf = *buffers_[depth];
+  std::vector<const Value*> inputs = std::move(buf.inputs);
+  inputs.clear();
   bool any_none_input = false;
   for (int id : n.inputs) {
-    const Value* v = id == ir::kNoValue ? nullptr : &frame[static_cast<size_t>(id)];
+    const Value* v = id == ir::kNoValue ? nullptr : &value_at(frame, id);
     if (v && v->is_none()) any_none_input = true;
     inputs.push_back(v);
   }
@@ -93,7 +104,9 @@ Status Executor::run_node(const ir::Node& n, std::vector<Value>& frame) {
         return invalid_argument(n.display_name(), ": input 0 has element type ",
                                 dtype_name(inputs[0]->tensor.dtype()),
                                 ", which the kernel this node was prepared for does not take");
-  std::vector<Value> outputs(n.outputs.size());
+  std::vector<Value>& outputs = buf.outputs;
+  outputs.clear();
+  outputs.resize(n.outputs.size());
   KernelContext ctx(n, std::move(inputs), &outputs, limits_.max_tensor_elements, this, pool_);
   if (allocator_ && stack_.size() == 1) ctx.set_allocator(allocator_);
   if (states_ && k == n.kernel && k->prepare) {  // a state belongs to the resolved kernel only
@@ -101,6 +114,7 @@ Status Executor::run_node(const ir::Node& n, std::vector<Value>& frame) {
     if (it != states_->end()) ctx.set_state(it->second.get());
   }
   Status s = k->fn(ctx);
+  buf.inputs = ctx.release_inputs();
   if (!ctx.attribute_error().empty()) return invalid_argument(n.display_name(), ": ", ctx.attribute_error());
   if (!s.ok()) return s.with_context(n.display_name());
   const bool may_leave_empty = any_none_input || n.op_type == "Optional" || n.op_type == "If" ||
@@ -173,7 +187,7 @@ Result<std::vector<Value>> Executor::run(const ir::Graph& g, std::vector<Value> 
   std::vector<Value> frame(g.values.size());
   for (const auto& [id, t] : g.initializers) frame[static_cast<size_t>(id)] = Value(t);
   for (size_t i = 0; i < g.captures.size(); ++i)
-    frame[static_cast<size_t>(g.captures[i])] = parent[static_cast<size_t>(g.capture_sources[i])];
+    frame[static_cast<size_t>(g.captures[i])] = value_at(parent, g.capture_sources[i]);
   for (size_t i = 0; i < inputs.size(); ++i) frame[static_cast<size_t>(g.inputs[i])] = std::move(inputs[i]);
   OSPREY_RETURN_IF_ERROR(run_graph(g, frame));
   std::vector<Value> outs;

@@ -47,6 +47,9 @@ class Executor final : public SubgraphRunner {
   void set_profile(RunProfile* profile) { profile_ = profile; }
   // Outputs of the outermost graph's nodes come from `a` (planned memory; null = the heap).
   void set_allocator(RunAllocator* a) { allocator_ = a; }
+  // The outermost graph's initializers, indexed by value id (none elsewhere): read in place
+  // of an empty frame slot, so that a run does not copy them into its frame.
+  void set_constants(const std::vector<Value>* constants) { constants_ = constants; }
 
   // SubgraphRunner: binds inputs by position; captures come from the frame that is running.
   Result<std::vector<Value>> run(const ir::Graph& g, std::vector<Value> inputs) override;
@@ -54,6 +57,16 @@ class Executor final : public SubgraphRunner {
  private:
   Status run_node(const ir::Node& n, std::vector<Value>& frame);
   Status run_timed_node(const ir::Node& n, std::vector<Value>& frame);
+  // Value `id` of `frame`, or the constant when `frame` is the outermost graph's and its slot
+  // is empty.
+  const Value& value_at(const std::vector<Value>& frame, int id) const;
+
+  // Per nesting depth (subgraphs run inside a node): the node's input pointers and outputs,
+  // reused from node to node so that a run does not allocate them.
+  struct NodeBuffers {
+    std::vector<const Value*> inputs;
+    std::vector<Value> outputs;
+  };
 
   ExecutorLimits limits_;
   ThreadPool* pool_;
@@ -62,6 +75,8 @@ class Executor final : public SubgraphRunner {
   int64_t live_bytes_ = 0;
   RunProfile* profile_ = nullptr;
   RunAllocator* allocator_ = nullptr;
+  const std::vector<Value>* constants_ = nullptr;
+  std::vector<std::unique_ptr<NodeBuffers>> buffers_;  // [depth]
 };
 
 }  // namespace osprey

@@ -44,6 +44,8 @@ class SessionImpl {
   std::unique_ptr<ThreadPool> pool;      // options.threads (0 = what affinity and quota allow)
   KernelStates kernel_states;            // prepared per node at load; read-only afterwards
   mutable RunMemory memory;              // plans and arenas of the runs' node outputs
+  // The main graph's initializers by value id (empty elsewhere): runs read them in place.
+  std::vector<Value> constants;
 
   Status resolve_kernels();
   Status check_input(const TensorInfo& info, const Tensor& t,
@@ -116,8 +118,7 @@ Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& 
                                                  RunProfile* profile) const {
   if (profile) profile->nodes.clear();
   const ir::Graph& g = *graph;
-  std::vector<Value> frame(g.values.size());
-  for (const auto& [id, t] : g.initializers) frame[static_cast<size_t>(id)] = Value(t);
+  std::vector<Value> frame(g.values.size());  // initializers are read from `constants`
   std::set<std::string> seen;
   std::map<std::string, int64_t> symbols;
   for (const auto& [name, value] : given) {
@@ -149,6 +150,7 @@ Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& 
   Executor exec({options.max_tensor_elements, options.memory_limit_bytes}, pool.get(),
                 &kernel_states);
   exec.set_profile(profile);
+  exec.set_constants(&constants);
   // Planned memory, keyed by the inputs' types and shapes (runs with sequence or optional
   // inputs use the heap).
   std::vector<int64_t> key;
@@ -173,7 +175,11 @@ Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& 
   std::vector<NamedValue> out;
   if (status.ok()) {
     out.reserve(g.outputs.size());
-    for (int o : g.outputs) out.emplace_back(g.values[static_cast<size_t>(o)].name, frame[static_cast<size_t>(o)]);
+    for (int o : g.outputs) {
+      const Value& v = frame[static_cast<size_t>(o)];
+      out.emplace_back(g.values[static_cast<size_t>(o)].name,
+                       v.is_none() ? constants[static_cast<size_t>(o)] : v);
+    }
   }
   std::vector<Value>().swap(frame);  // only the outputs keep node memory now
   if (allocator) {
@@ -212,6 +218,8 @@ Result<std::unique_ptr<SessionImpl>> build_session(const SessionOptions& options
       *impl->graph, options.max_tensor_elements, impl->pool.get(), &impl->kernel_states,
       [&](const ir::Node& n, KernelState* st) { releaser.node_prepared(n, st); }));
   const ir::Graph& g = *impl->graph;
+  impl->constants.resize(g.values.size());
+  for (const auto& [id, t] : g.initializers) impl->constants[static_cast<size_t>(id)] = Value(t);
   for (int id : g.inputs) {
     const ir::Value& v = g.values[static_cast<size_t>(id)];
     impl->input_ids[v.name] = id;

@@ -117,19 +117,18 @@ Status attention(KernelContext& ctx) {
   return guarded("attention", [&]() -> Status {
     OSPREY_ASSIGN_OR_RETURN(auto e, st->cache.get(key, [&] { return build(d, threads); }));
     use_threads(threads);
-    std::unordered_map<int, memory> qk_args = {
-        {DNNL_ARG_SRC, wrap(e->q_md, q.raw_data())},
-        {DNNL_ARG_WEIGHTS, wrap(e->k_md, ctx.input(1).raw_data())},
-        {DNNL_ARG_DST, wrap(e->s_md, scores.raw_data())}};
-    if (mask)
-      qk_args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, wrap(e->mask_md, mask));
-    execute(e->qk, std::move(qk_args), e->qk_scratch);
-    const memory rows = wrap(e->rows_md, scores.raw_data());
-    execute(e->softmax, {{DNNL_ARG_SRC, rows}, {DNNL_ARG_DST, rows}}, e->sm_scratch);
+    ExecArgs qk_args = {arg(DNNL_ARG_SRC, e->q_md, q.raw_data()),
+                        arg(DNNL_ARG_WEIGHTS, e->k_md, ctx.input(1).raw_data()),
+                        arg(DNNL_ARG_DST, e->s_md, scores.raw_data())};
+    if (mask) qk_args.add(arg(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, e->mask_md, mask));
+    execute(e->qk, qk_args, e->qk_scratch);
+    execute(e->softmax,
+            {arg(DNNL_ARG_SRC, e->rows_md, scores.raw_data()), arg(DNNL_ARG_DST, e->rows_md, scores.raw_data())},
+            e->sm_scratch);
     execute(e->pv,
-            {{DNNL_ARG_SRC, wrap(e->s_md, scores.raw_data())},
-             {DNNL_ARG_WEIGHTS, wrap(e->v_md, ctx.input(2).raw_data())},
-             {DNNL_ARG_DST, wrap(e->y_md, y.raw_data())}},
+            {arg(DNNL_ARG_SRC, e->s_md, scores.raw_data()),
+             arg(DNNL_ARG_WEIGHTS, e->v_md, ctx.input(2).raw_data()),
+             arg(DNNL_ARG_DST, e->y_md, y.raw_data())},
             e->pv_scratch);
     return Status::Ok();
   });

@@ -93,37 +93,38 @@ Status check_inputs(const KernelContext& ctx, bool fused) {
 
 // What a primitive is built for: the input and weights shapes and which optional inputs exist.
 struct ConvProblem {
-  Shape x, w;
+  const Shape* x = nullptr;  // not owned: the run's input, or the prepare step's hint
+  const Shape* w = nullptr;
   bool has_bias = false, has_z = false;
 };
 
 Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvState& st,
                                                const ConvProblem& pb, int threads, bool packable) {
   const bool cl = st.channels_last;
-  const Shape xs = channels_first(pb.x, cl);  // the input's [N, C, spatial...]
+  const Shape xs = channels_first((*pb.x), cl);  // the input's [N, C, spatial...]
   const int64_t group = ctx.attr_int("group", 1);
   if (group < 1) return invalid_argument("attribute group must be >= 1, got ", group);
-  const int64_t N = xs[0], C = xs[1], M = pb.w[0];
-  if (pb.w[1] * group != C || M % group != 0)
-    return invalid_argument("weights ", shape_to_string(pb.w), " do not match input ",
-                            shape_to_string(pb.x), cl ? " (channels last)" : "", " with group ", group);
+  const int64_t N = xs[0], C = xs[1], M = (*pb.w)[0];
+  if ((*pb.w)[1] * group != C || M % group != 0)
+    return invalid_argument("weights ", shape_to_string((*pb.w)), " do not match input ",
+                            shape_to_string((*pb.x)), cl ? " (channels last)" : "", " with group ", group);
   ref::Window win;
   win.in.assign(xs.begin() + 2, xs.end());
-  win.kernel.assign(pb.w.begin() + 2, pb.w.end());
+  win.kernel.assign((*pb.w).begin() + 2, (*pb.w).end());
   if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != win.kernel)
     return invalid_argument("attribute kernel_shape does not match the weights ",
-                            shape_to_string(pb.w));
+                            shape_to_string((*pb.w)));
   OSPREY_RETURN_IF_ERROR(ref::window_from_attrs(ctx, /*ceil_mode=*/false, &win));
   auto e = std::make_shared<ConvEntry>();
   e->M = M;
   Shape out = {N, M};  // [N, M, spatial...]
   out.insert(out.end(), win.out.begin(), win.out.end());
   e->out_shape = cl ? channels_last_of(out) : out;
-  if (shape_numel(out) == 0 || shape_numel(pb.x) == 0) return std::shared_ptr<const ConvEntry>(e);
+  if (shape_numel(out) == 0 || shape_numel((*pb.x)) == 0) return std::shared_ptr<const ConvEntry>(e);
 
   Dims src_dims(xs.begin(), xs.end());
   Dims dst_dims(out.begin(), out.end());
-  Dims w_dims(pb.w.begin(), pb.w.end());
+  Dims w_dims((*pb.w).begin(), (*pb.w).end());
   if (group > 1) {  // [G, M/G, C/G, k...]
     w_dims[0] = M / group;
     w_dims.insert(w_dims.begin(), group);
@@ -200,10 +201,11 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
 Result<std::shared_ptr<const ConvEntry>> entry_for(const KernelContext& ctx, ConvState& st,
                                                    const ConvProblem& pb, int threads,
                                                    bool packable) {
-  std::vector<int64_t> key = {threads, packable, pb.has_bias, pb.has_z, st.bf16, -1};
-  key.insert(key.end(), pb.x.begin(), pb.x.end());
+  thread_local std::vector<int64_t> key;  // reused: no heap once warm
+  key.assign({threads, packable, pb.has_bias, pb.has_z, st.bf16, -1});
+  key.insert(key.end(), (*pb.x).begin(), (*pb.x).end());
   key.push_back(-1);
-  key.insert(key.end(), pb.w.begin(), pb.w.end());
+  key.insert(key.end(), (*pb.w).begin(), (*pb.w).end());
   return st.cache.get(key, [&] { return build(ctx, st, pb, threads, packable); });
 }
 
@@ -226,7 +228,7 @@ Status run_conv(KernelContext& ctx, bool fused) {
   if (is_released_constant(w) && !packable)
     return internal_error("convolution: W was released but is not held packed");
   const int threads = kernel_threads(ctx);
-  const ConvProblem pb{x.shape(), w.shape(), ctx.has_input(2), fused && ctx.has_input(3)};
+  const ConvProblem pb{&x.shape(), &w.shape(), ctx.has_input(2), fused && ctx.has_input(3)};
   const bool has_bias = pb.has_bias, has_z = pb.has_z;
   return guarded("convolution", [&]() -> Status {
     OSPREY_ASSIGN_OR_RETURN(auto e, entry_for(ctx, *st, pb, threads, packable));
@@ -242,39 +244,35 @@ Status run_conv(KernelContext& ctx, bool fused) {
       return unimplemented("convolution over an empty input with a non-empty output");
     }
     use_threads(threads);
-    std::unordered_map<int, memory> args;
-    Buffer src_buf, w_buf, dst_buf;
-    memory src = wrap(e->src_plain, x.raw_data());
+    Buffer src_buf, w_buf, dst_buf;  // only where a layout differs from the tensors' own
+    ExecArgs args;
     if (e->src_reorder) {
       src_buf = Buffer(e->src_md.get_size());
-      memory m = wrap(e->src_md, src_buf.data());
-      run_reorder(*e->src_reorder, src, m);
-      src = m;
+      run_reorder(*e->src_reorder, e->src_plain, x.raw_data(), e->src_md, src_buf.data());
+      args.add(arg(DNNL_ARG_SRC, e->src_md, src_buf.data()));
+    } else {
+      args.add(arg(DNNL_ARG_SRC, e->src_plain, x.raw_data()));
     }
-    memory wm;
     if (e->packed_weights) {
-      wm = e->packed_weights;
+      args.add(arg(DNNL_ARG_WEIGHTS, e->packed_weights));
     } else if (e->w_reorder) {
       w_buf = Buffer(e->w_md.get_size());
-      wm = wrap(e->w_md, w_buf.data());
-      run_reorder(*e->w_reorder, wrap(e->w_plain, w.raw_data()), wm);
+      run_reorder(*e->w_reorder, e->w_plain, w.raw_data(), e->w_md, w_buf.data());
+      args.add(arg(DNNL_ARG_WEIGHTS, e->w_md, w_buf.data()));
     } else {
-      wm = wrap(e->w_plain, w.raw_data());
+      args.add(arg(DNNL_ARG_WEIGHTS, e->w_plain, w.raw_data()));
     }
-    memory dst = wrap(e->dst_plain, y.raw_data());
     if (e->dst_reorder) {
       dst_buf = Buffer(e->dst_md.get_size());
-      dst = wrap(e->dst_md, dst_buf.data());
-      if (has_z) run_reorder(*e->z_reorder, wrap(e->dst_plain, ctx.input(3).raw_data()), dst);
-    } else if (has_z) {
-      std::memcpy(y.raw_data(), ctx.input(3).raw_data(), y.nbytes());
+      if (has_z) run_reorder(*e->z_reorder, e->dst_plain, ctx.input(3).raw_data(), e->dst_md, dst_buf.data());
+      args.add(arg(DNNL_ARG_DST, e->dst_md, dst_buf.data()));
+    } else {
+      if (has_z) std::memcpy(y.raw_data(), ctx.input(3).raw_data(), y.nbytes());
+      args.add(arg(DNNL_ARG_DST, e->dst_plain, y.raw_data()));
     }
-    args.emplace(DNNL_ARG_SRC, src);
-    args.emplace(DNNL_ARG_WEIGHTS, wm);
-    args.emplace(DNNL_ARG_DST, dst);
-    if (has_bias) args.emplace(DNNL_ARG_BIAS, wrap(e->bias_md, ctx.input(2).raw_data()));
-    execute(e->prim, std::move(args), e->scratch_md);
-    if (e->dst_reorder) run_reorder(*e->dst_reorder, dst, wrap(e->dst_plain, y.raw_data()));
+    if (has_bias) args.add(arg(DNNL_ARG_BIAS, e->bias_md, ctx.input(2).raw_data()));
+    execute(e->prim, args, e->scratch_md);
+    if (e->dst_reorder) run_reorder(*e->dst_reorder, e->dst_md, dst_buf.data(), e->dst_plain, y.raw_data());
     return Status::Ok();
   });
 }
@@ -284,10 +282,12 @@ Status run_conv(KernelContext& ctx, bool fused) {
 Result<std::shared_ptr<KernelState>> prepare(const KernelContext& ctx, bool fused) {
   OSPREY_ASSIGN_OR_RETURN(auto st, make_state(ctx, fused));
   ConvProblem pb;
-  if (st->weights.defined() && st->weights.numel() > 0 && ctx.shape_hint(0, &pb.x) &&
-      pb.x.size() == st->weights.shape().size() && pb.x.size() >= 3) {
+  Shape hint;
+  pb.x = &hint;
+  if (st->weights.defined() && st->weights.numel() > 0 && ctx.shape_hint(0, &hint) &&
+      hint.size() == st->weights.shape().size() && hint.size() >= 3) {
     const auto& ins = ctx.node().inputs;
-    pb.w = st->weights.shape();
+    pb.w = &st->weights.shape();
     pb.has_bias = ins.size() > 2 && ins[2] != ir::kNoValue;
     pb.has_z = fused && ins.size() > 3 && ins[3] != ir::kNoValue;
     // The declared shape is only a hint: when it does not fit (a wrong value_info), the run

@@ -105,15 +105,81 @@ dnnl::stream& thread_stream() {
 }
 }  // namespace
 
-void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args,
-             const dnnl::memory::desc& scratch_md) {
-  Buffer scratch(scratch_md.get_size());
-  if (scratch_md.get_size() > 0)
-    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch_md, dnnl_engine(), scratch.data()));
+void ExecArgs::add(const ExecArg& a) {
+  if (n_ == kMax) throw dnnl::error(dnnl_invalid_arguments, "more primitive arguments than ExecArgs holds");
+  args_[n_++] = a;
+}
+
+namespace {
+// The memory objects a thread binds run buffers through, per (primitive, argument id). A key
+// whose primitive was destroyed and whose address was reused by another keeps working: the
+// descriptor is compared on every use and the object remade when it differs. Capped: past
+// kMaxBound objects (many shapes over a long time) the map starts again.
+struct BoundKey {
+  const void* prim;
+  int id;
+  bool operator==(const BoundKey& o) const { return prim == o.prim && id == o.id; }
+};
+struct BoundKeyHash {
+  size_t operator()(const BoundKey& k) const {
+    return std::hash<const void*>()(k.prim) * 31 + static_cast<size_t>(k.id);
+  }
+};
+constexpr size_t kMaxBound = 4096;
+
+std::unordered_map<BoundKey, dnnl::memory, BoundKeyHash>& bound_memories() {
+  thread_local std::unordered_map<BoundKey, dnnl::memory, BoundKeyHash> m;
+  return m;
+}
+
+dnnl_memory_t bind(const void* prim, int id, const dnnl::memory::desc& md, const void* data) {
+  auto& bound = bound_memories();
+  auto it = bound.find({prim, id});
+  if (it == bound.end() || it->second.get_desc() != md) {
+    if (it == bound.end() && bound.size() >= kMaxBound) bound.clear();
+    dnnl::memory m(md, dnnl_engine(), const_cast<void*>(data));
+    bound[{prim, id}] = m;
+    return m.get();
+  }
+  it->second.set_data_handle(const_cast<void*>(data));
+  return it->second.get();
+}
+
+// The calling thread's scratchpad: grows to the largest size asked for and stays.
+void* thread_scratchpad(size_t bytes) {
+  thread_local Buffer buf;
+  thread_local size_t capacity = 0;
+  if (bytes > capacity) {
+    buf = Buffer();
+    buf = Buffer(bytes);
+    capacity = bytes;
+  }
+  return buf.data();
+}
+
+void execute_bound(const dnnl::primitive& prim, const ExecArgs& args, const dnnl::memory::desc* scratch_md) {
+  dnnl_exec_arg_t c_args[ExecArgs::kMax + 1];
+  int n = 0;
+  const void* key = prim.get();
+  for (int i = 0; i < args.size(); ++i) {
+    const ExecArg& a = args[i];
+    c_args[n++] = {a.id, a.mem ? a.mem->get() : bind(key, a.id, *a.md, a.data)};
+  }
+  if (scratch_md && scratch_md->get_size() > 0)
+    c_args[n++] = {DNNL_ARG_SCRATCHPAD, bind(key, DNNL_ARG_SCRATCHPAD, *scratch_md,
+                                             thread_scratchpad(scratch_md->get_size()))};
   dnnl::stream& s = thread_stream();
-  prim.execute(s, args);
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(prim.get(), s.get(), n, c_args),
+                          "could not execute a primitive");
   s.wait();
 }
+}  // namespace
+
+void execute(const dnnl::primitive& prim, const ExecArgs& args, const dnnl::memory::desc& scratch_md) {
+  execute_bound(prim, args, &scratch_md);
+}
+
+size_t thread_bound_memories() { return bound_memories().size(); }
 
 dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
   return dnnl::reorder(dnnl::reorder::primitive_desc(dnnl_engine(), from, dnnl_engine(), to));
@@ -123,6 +189,11 @@ void run_reorder(const dnnl::reorder& r, const dnnl::memory& from, const dnnl::m
   dnnl::stream& s = thread_stream();
   r.execute(s, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
   s.wait();
+}
+
+void run_reorder(const dnnl::reorder& r, const dnnl::memory::desc& from_md, const void* from,
+                 const dnnl::memory::desc& to_md, void* to) {
+  execute_bound(r, {arg(DNNL_ARG_FROM, from_md, from), arg(DNNL_ARG_TO, to_md, to)}, nullptr);
 }
 
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {

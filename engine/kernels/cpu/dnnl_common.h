@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -65,19 +66,58 @@ class Buffer {
   std::unique_ptr<void, Free> ptr_;
 };
 
-// Wraps a plain tensor buffer as oneDNN memory (no copy).
+// Wraps a plain tensor buffer as oneDNN memory (no copy). Creating a memory object allocates:
+// the run path binds buffers through ExecArgs instead.
 inline dnnl::memory wrap(const dnnl::memory::desc& md, const void* data) {
   return dnnl::memory(md, dnnl_engine(), const_cast<void*>(data));
 }
 
-// Executes `prim` on a stream of the calling thread with `args`, plus a scratchpad of
-// `scratch_bytes` owned by this call (never shared between concurrent runs).
-void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args,
-             const dnnl::memory::desc& scratch_md);
+// One argument of a primitive's execution: this run's `data` laid out as `md` (the descriptor
+// must outlive the call: the cache entry's), or an existing memory object (packed weights).
+struct ExecArg {
+  int id = 0;
+  const dnnl::memory::desc* md = nullptr;
+  const void* data = nullptr;
+  const dnnl::memory* mem = nullptr;
+};
+inline ExecArg arg(int id, const dnnl::memory::desc& md, const void* data) {
+  return {id, &md, data, nullptr};
+}
+inline ExecArg arg(int id, const dnnl::memory& m) { return {id, nullptr, nullptr, &m}; }
 
-// A reorder primitive between two layouts of the same tensor, and its execution.
+// The arguments of one execution, held inline (no heap).
+class ExecArgs {
+ public:
+  static constexpr int kMax = 8;
+  ExecArgs() = default;
+  ExecArgs(std::initializer_list<ExecArg> args) {
+    for (const ExecArg& a : args) add(a);
+  }
+  void add(const ExecArg& a);
+  int size() const { return n_; }
+  const ExecArg& operator[](int i) const { return args_[i]; }
+
+ private:
+  ExecArg args_[kMax];
+  int n_ = 0;
+};
+
+// Executes `prim` on a stream of the calling thread with `args`, plus a scratchpad of
+// scratch_md's size. Without heap allocation once warm: the memory objects that point oneDNN at
+// this run's buffers are kept per thread (per primitive and argument) and re-pointed with
+// set_data_handle, and the scratchpad is a per-thread buffer that grows to the largest asked
+// for (each concurrent run is on its own thread, so nothing is shared between runs).
+void execute(const dnnl::primitive& prim, const ExecArgs& args, const dnnl::memory::desc& scratch_md);
+
+// A reorder primitive between two layouts of the same tensor, and its execution: between two
+// memory objects (load-time packing), or between this run's buffers (no heap once warm).
 dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
 void run_reorder(const dnnl::reorder& r, const dnnl::memory& from, const dnnl::memory& to);
+void run_reorder(const dnnl::reorder& r, const dnnl::memory::desc& from_md, const void* from,
+                 const dnnl::memory::desc& to_md, void* to);
+
+// Memory objects the calling thread keeps for execute (for tests and diagnostics).
+size_t thread_bound_memories();
 
 // A capped, least-recently-used map from a shape key to a shared, immutable entry.
 // Safe for concurrent use: lookups and inserts take a mutex; entries are shared_ptrs so a

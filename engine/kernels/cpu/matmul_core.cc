@@ -94,30 +94,27 @@ Result<std::shared_ptr<const MatMulEntry>> entry_for(MatMulState& st, const Prod
 
 void run_one(const MatMulEntry& e, const Product2D& p, const float* a, const float* b,
              const float* bias, float* y) {
-  std::unordered_map<int, memory> args;
-  Buffer a_buf, b_buf;
-  memory am = wrap(e.a_md, a);
+  Buffer a_buf, b_buf;  // only in bf16 compute
+  ExecArgs args;
   if (e.a_reorder) {
     a_buf = Buffer(e.a_compute.get_size());
-    memory m = wrap(e.a_compute, a_buf.data());
-    run_reorder(*e.a_reorder, am, m);
-    am = m;
+    run_reorder(*e.a_reorder, e.a_md, a, e.a_compute, a_buf.data());
+    args.add(arg(DNNL_ARG_SRC, e.a_compute, a_buf.data()));
+  } else {
+    args.add(arg(DNNL_ARG_SRC, e.a_md, a));
   }
-  memory bm;
   if (e.packed_b) {
-    bm = e.packed_b;
+    args.add(arg(DNNL_ARG_WEIGHTS, e.packed_b));
   } else if (e.b_reorder) {  // a computed B in bf16 compute
     b_buf = Buffer(e.b_md.get_size());
-    bm = wrap(e.b_md, b_buf.data());
-    run_reorder(*e.b_reorder, wrap(e.b_plain, b), bm);
+    run_reorder(*e.b_reorder, e.b_plain, b, e.b_md, b_buf.data());
+    args.add(arg(DNNL_ARG_WEIGHTS, e.b_md, b_buf.data()));
   } else {
-    bm = wrap(e.b_plain, b);
+    args.add(arg(DNNL_ARG_WEIGHTS, e.b_plain, b));
   }
-  args.emplace(DNNL_ARG_SRC, am);
-  args.emplace(DNNL_ARG_WEIGHTS, bm);
-  args.emplace(DNNL_ARG_DST, wrap(e.y_md, y));
-  if (p.has_bias) args.emplace(DNNL_ARG_BIAS, wrap(e.bias_md, bias));
-  execute(e.prim, std::move(args), e.scratch_md);
+  args.add(arg(DNNL_ARG_DST, e.y_md, y));
+  if (p.has_bias) args.add(arg(DNNL_ARG_BIAS, e.bias_md, bias));
+  execute(e.prim, args, e.scratch_md);
 }
 
 }  // namespace

@@ -79,7 +79,8 @@ Status channels_last_max_pool(KernelContext& ctx) {
     st = local.get();
   }
   const int threads = kernel_threads(ctx);
-  std::vector<int64_t> key = {threads, -1};
+  thread_local std::vector<int64_t> key;  // reused: no heap once warm
+  key.assign({threads, -1});
   key.insert(key.end(), x.shape().begin(), x.shape().end());
   return guarded("max pool", [&]() -> Status {
     OSPREY_ASSIGN_OR_RETURN(auto e, st->cache.get(key, [&] { return build(ctx, cl == 1, threads); }));
@@ -87,7 +88,7 @@ Status channels_last_max_pool(KernelContext& ctx) {
     if (y.numel() == 0) return Status::Ok();
     if (x.numel() == 0) return invalid_argument("X has an empty dim but the output does not");
     use_threads(threads);
-    execute(e->prim, {{DNNL_ARG_SRC, wrap(e->src, x.raw_data())}, {DNNL_ARG_DST, wrap(e->dst, y.raw_data())}},
+    execute(e->prim, {arg(DNNL_ARG_SRC, e->src, x.raw_data()), arg(DNNL_ARG_DST, e->dst, y.raw_data())},
             e->scratch);
     return Status::Ok();
   });

@@ -59,7 +59,7 @@ Status run(KernelContext& ctx, bool log) {
       return std::shared_ptr<const SoftmaxEntry>(entry);
     }));
     use_threads(threads);
-    execute(e->prim, {{DNNL_ARG_SRC, wrap(e->md, x.raw_data())}, {DNNL_ARG_DST, wrap(e->md, y.raw_data())}},
+    execute(e->prim, {arg(DNNL_ARG_SRC, e->md, x.raw_data()), arg(DNNL_ARG_DST, e->md, y.raw_data())},
             e->scratch_md);
     return Status::Ok();
   });

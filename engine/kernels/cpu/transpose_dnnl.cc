@@ -46,7 +46,8 @@ Status transpose(KernelContext& ctx) {
     st = local.get();
   }
   const int threads = kernel_threads(ctx);
-  std::vector<int64_t> key = {threads, -1};
+  thread_local std::vector<int64_t> key;  // reused: no heap once warm
+  key.assign({threads, -1});
   key.insert(key.end(), x.shape().begin(), x.shape().end());
   key.push_back(-1);
   key.insert(key.end(), perm.begin(), perm.end());
@@ -63,7 +64,7 @@ Status transpose(KernelContext& ctx) {
       return std::shared_ptr<const TransposeEntry>(entry);
     }));
     use_threads(threads);
-    run_reorder(e->prim, wrap(e->src, x.raw_data()), wrap(e->dst, y.raw_data()));
+    run_reorder(e->prim, e->src, x.raw_data(), e->dst, y.raw_data());
     return Status::Ok();
   });
 }
