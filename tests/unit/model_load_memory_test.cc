@@ -1,7 +1,7 @@
 // Model loading: the importer releases each tensor's data from the proto as it converts it,
 // Session::load reads the main graph's weights from the file straight into their tensors, and a
 // load's peak allocation stays well below "serialized model + parsed model + tensors"
-// (measured with a counting operator new).
+// (measured with the test binary's counting operator new, counting_new.h).
 #include <gtest/gtest.h>
 #include <malloc.h>
 
@@ -12,103 +12,13 @@
 #include <filesystem>
 #include <new>
 
+#include "counting_new.h"
 #include "model_builder.h"
 #include "onnx/onnx_internal.h"
 #include "osprey/session.h"
 #include "test_models.h"
 
-// Counts the bytes held through operator new (protobuf's strings, the tensors' blocks, ...).
-namespace {
-std::atomic<int64_t> g_live_bytes{0};
-std::atomic<int64_t> g_peak_bytes{0};
 
-void* counted(void* p) {
-  if (!p) throw std::bad_alloc();
-  const int64_t now = g_live_bytes += static_cast<int64_t>(malloc_usable_size(p));
-  int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
-  while (now > peak && !g_peak_bytes.compare_exchange_weak(peak, now)) {
-  }
-  return p;
-}
-
-void uncounted(void* p) {
-  if (!p) return;
-  g_live_bytes -= static_cast<int64_t>(malloc_usable_size(p));
-  std::free(p);
-}
-
-void* aligned(std::size_t n, std::align_val_t a) {
-  const auto align = static_cast<std::size_t>(a);
-  return std::aligned_alloc(align, (n + align - 1) / align * align);
-}
-}  // namespace
-
-void* operator new(std::size_t n) {
-  return counted(std::malloc(n ? n : 1));
-}
-void* operator new[](std::size_t n) {
-  return counted(std::malloc(n ? n : 1));
-}
-void* operator new(std::size_t n, std::align_val_t a) {
-  return counted(aligned(n ? n : 1, a));
-}
-void* operator new[](std::size_t n, std::align_val_t a) {
-  return counted(aligned(n ? n : 1, a));
-}
-void operator delete(void* p) noexcept {
-  uncounted(p);
-}
-void operator delete[](void* p) noexcept {
-  uncounted(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  uncounted(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  uncounted(p);
-}
-void operator delete(void* p, std::align_val_t) noexcept {
-  uncounted(p);
-}
-void operator delete[](void* p, std::align_val_t) noexcept {
-  uncounted(p);
-}
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-  uncounted(p);
-}
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
-  uncounted(p);
-}
-// The nothrow forms too (std::stable_sort's temporary buffer uses them): every form must go
-// through the same malloc/free pair, or a sanitizer sees new and free mismatched.
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  void* p = std::malloc(n ? n : 1);
-  return p ? counted(p) : nullptr;
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-  void* p = std::malloc(n ? n : 1);
-  return p ? counted(p) : nullptr;
-}
-void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  void* p = aligned(n ? n : 1, a);
-  return p ? counted(p) : nullptr;
-}
-void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  void* p = aligned(n ? n : 1, a);
-  return p ? counted(p) : nullptr;
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-  uncounted(p);
-}
-void operator delete[](void* p, const std::nothrow_t&) noexcept {
-  uncounted(p);
-}
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-  uncounted(p);
-}
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-  uncounted(p);
-}
 
 namespace osprey {
 namespace {
@@ -123,8 +33,8 @@ constexpr int64_t kWeightBytes = kWeights * kWeightElems * 4;
 // so that every tensor the load makes is a new allocation and counts.
 class PeakScope {
  public:
-  PeakScope() : start_((trim_memory(), g_live_bytes.load())) { g_peak_bytes = start_; }
-  int64_t peak_above_start() const { return g_peak_bytes.load() - start_; }
+  PeakScope() : start_((trim_memory(), testing::live_heap_bytes())) { testing::reset_peak_heap_bytes(start_); }
+  int64_t peak_above_start() const { return testing::peak_heap_bytes() - start_; }
 
  private:
   int64_t start_;
