@@ -101,30 +101,31 @@ struct ConvProblem {
 Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvState& st,
                                                const ConvProblem& pb, int threads, bool packable) {
   const bool cl = st.channels_last;
-  const Shape xs = channels_first((*pb.x), cl);  // the input's [N, C, spatial...]
+  const Shape &xshape = *pb.x, &wshape = *pb.w;
+  const Shape xs = channels_first(xshape, cl);  // the input's [N, C, spatial...]
   const int64_t group = ctx.attr_int("group", 1);
   if (group < 1) return invalid_argument("attribute group must be >= 1, got ", group);
-  const int64_t N = xs[0], C = xs[1], M = (*pb.w)[0];
-  if ((*pb.w)[1] * group != C || M % group != 0)
-    return invalid_argument("weights ", shape_to_string((*pb.w)), " do not match input ",
-                            shape_to_string((*pb.x)), cl ? " (channels last)" : "", " with group ", group);
+  const int64_t N = xs[0], C = xs[1], M = wshape[0];
+  if (wshape[1] * group != C || M % group != 0)
+    return invalid_argument("weights ", shape_to_string(wshape), " do not match input ",
+                            shape_to_string(xshape), cl ? " (channels last)" : "", " with group ", group);
   ref::Window win;
   win.in.assign(xs.begin() + 2, xs.end());
-  win.kernel.assign((*pb.w).begin() + 2, (*pb.w).end());
+  win.kernel.assign(wshape.begin() + 2, wshape.end());
   if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != win.kernel)
     return invalid_argument("attribute kernel_shape does not match the weights ",
-                            shape_to_string((*pb.w)));
+                            shape_to_string(wshape));
   OSPREY_RETURN_IF_ERROR(ref::window_from_attrs(ctx, /*ceil_mode=*/false, &win));
   auto e = std::make_shared<ConvEntry>();
   e->M = M;
   Shape out = {N, M};  // [N, M, spatial...]
   out.insert(out.end(), win.out.begin(), win.out.end());
   e->out_shape = cl ? channels_last_of(out) : out;
-  if (shape_numel(out) == 0 || shape_numel((*pb.x)) == 0) return std::shared_ptr<const ConvEntry>(e);
+  if (shape_numel(out) == 0 || shape_numel(xshape) == 0) return std::shared_ptr<const ConvEntry>(e);
 
   Dims src_dims(xs.begin(), xs.end());
   Dims dst_dims(out.begin(), out.end());
-  Dims w_dims((*pb.w).begin(), (*pb.w).end());
+  Dims w_dims(wshape.begin(), wshape.end());
   if (group > 1) {  // [G, M/G, C/G, k...]
     w_dims[0] = M / group;
     w_dims.insert(w_dims.begin(), group);
@@ -203,9 +204,9 @@ Result<std::shared_ptr<const ConvEntry>> entry_for(const KernelContext& ctx, Con
                                                    bool packable) {
   thread_local std::vector<int64_t> key;  // reused: no heap once warm
   key.assign({threads, packable, pb.has_bias, pb.has_z, st.bf16, -1});
-  key.insert(key.end(), (*pb.x).begin(), (*pb.x).end());
+  key.insert(key.end(), pb.x->begin(), pb.x->end());
   key.push_back(-1);
-  key.insert(key.end(), (*pb.w).begin(), (*pb.w).end());
+  key.insert(key.end(), pb.w->begin(), pb.w->end());
   return st.cache.get(key, [&] { return build(ctx, st, pb, threads, packable); });
 }
 

@@ -127,13 +127,8 @@ struct BoundKeyHash {
 };
 constexpr size_t kMaxBound = 4096;
 
-std::unordered_map<BoundKey, dnnl::memory, BoundKeyHash>& bound_memories() {
-  thread_local std::unordered_map<BoundKey, dnnl::memory, BoundKeyHash> m;
-  return m;
-}
-
 dnnl_memory_t bind(const void* prim, int id, const dnnl::memory::desc& md, const void* data) {
-  auto& bound = bound_memories();
+  thread_local std::unordered_map<BoundKey, dnnl::memory, BoundKeyHash> bound;
   auto it = bound.find({prim, id});
   if (it == bound.end() || it->second.get_desc() != md) {
     if (it == bound.end() && bound.size() >= kMaxBound) bound.clear();
@@ -150,7 +145,7 @@ void* thread_scratchpad(size_t bytes) {
   thread_local Buffer buf;
   thread_local size_t capacity = 0;
   if (bytes > capacity) {
-    buf = Buffer();
+    buf = Buffer();  // give the smaller one back first
     buf = Buffer(bytes);
     capacity = bytes;
   }
@@ -178,8 +173,6 @@ void execute_bound(const dnnl::primitive& prim, const ExecArgs& args, const dnnl
 void execute(const dnnl::primitive& prim, const ExecArgs& args, const dnnl::memory::desc& scratch_md) {
   execute_bound(prim, args, &scratch_md);
 }
-
-size_t thread_bound_memories() { return bound_memories().size(); }
 
 dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
   return dnnl::reorder(dnnl::reorder::primitive_desc(dnnl_engine(), from, dnnl_engine(), to));

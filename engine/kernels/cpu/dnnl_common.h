@@ -116,9 +116,6 @@ void run_reorder(const dnnl::reorder& r, const dnnl::memory& from, const dnnl::m
 void run_reorder(const dnnl::reorder& r, const dnnl::memory::desc& from_md, const void* from,
                  const dnnl::memory::desc& to_md, void* to);
 
-// Memory objects the calling thread keeps for execute (for tests and diagnostics).
-size_t thread_bound_memories();
-
 // A capped, least-recently-used map from a shape key to a shared, immutable entry.
 // Safe for concurrent use: lookups and inserts take a mutex; entries are shared_ptrs so a
 // run keeps using its entry even if it is evicted meanwhile.
