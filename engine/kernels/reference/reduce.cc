@@ -152,8 +152,8 @@ void run_log_sum_exp(const T* x, T* y, const ReducePlan& p) {
   }
 }
 
-// Reads the axes (attribute or input, by opset) into `reduce`; sets *noop when the node
-// asks for the identity (empty axes with noop_with_empty_axes).
+}  // namespace
+
 Status reduce_axes(const KernelContext& ctx, int axes_input_since, const Tensor& x,
                    std::vector<bool>* reduce, bool* noop) {
   std::vector<int64_t> axes;
@@ -177,6 +177,8 @@ Status reduce_axes(const KernelContext& ctx, int axes_input_since, const Tensor&
   for (int64_t a : axes) (*reduce)[static_cast<size_t>(a)] = true;
   return Status::Ok();
 }
+
+namespace {
 
 template <template <class> class Op>
 Status reduce_kernel(KernelContext& ctx, const char* name, int axes_input_since,

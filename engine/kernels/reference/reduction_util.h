@@ -71,4 +71,16 @@ inline ReducePlan make_reduce_plan(const Shape& shape, const std::vector<bool>& 
   return p;
 }
 
+// Reads a Reduce* node's axes (the attribute, or from opset `axes_input_since` the optional
+// input 1) into `reduce` (one flag per axis of x); sets *noop when the node asks for the
+// identity (empty axes with noop_with_empty_axes).
+Status reduce_axes(const KernelContext& ctx, int axes_input_since, const Tensor& x,
+                   std::vector<bool>* reduce, bool* noop);
+
+// Reference kernels that the fast CPU kernels (engine/kernels/cpu) hand the cases they do not
+// cover to.
+Status reduce_sum(KernelContext& ctx);
+Status reduce_mean(KernelContext& ctx);
+Status layer_normalization(KernelContext& ctx);
+
 }  // namespace osprey::ref

@@ -1,0 +1,194 @@
+// The vectorized row kernels (LayerNormalization, ReduceSum, ReduceMean) against the reference
+// kernels: every ISA variant this CPU can run, awkward sizes (tails shorter than a lane block,
+// column tiles, size-1 axes), large offsets, one and two threads, and the forms handed to the
+// reference (broadcast Scale, non-consecutive axes, the identity with noop_with_empty_axes).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cpu_test_harness.h"
+#include "kernels/cpu/row_kernels.h"
+
+namespace osprey::testing {
+namespace {
+
+using cpu::VectorIsa;
+
+std::vector<VectorIsa> runnable_isas() {
+  std::vector<VectorIsa> out;
+  for (VectorIsa isa : {VectorIsa::generic, VectorIsa::avx2, VectorIsa::avx512})
+    if (cpu::vector_isa_supported(isa)) out.push_back(isa);
+  return out;
+}
+
+TEST(CpuRowKernels, GenericIsAlwaysRunnableAndBestIsRunnable) {
+  EXPECT_TRUE(cpu::vector_isa_supported(VectorIsa::generic));
+  EXPECT_TRUE(cpu::vector_isa_supported(cpu::best_vector_isa()));
+  std::string names;
+  for (VectorIsa isa : runnable_isas()) names += std::string(cpu::vector_isa_name(isa)) + " ";
+  RecordProperty("runnable_isas", names);
+}
+
+Tensor layer_norm_ref(const Tensor& x, const Tensor& scale, const Tensor& bias, int64_t axis,
+                      float eps) {
+  auto r = run_single("LayerNormalization", 17, {x, scale, bias},
+                      {{"axis", int_attr(axis)}, {"epsilon", float_attr(eps)}});
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  return r.ok() ? *r : Tensor();
+}
+
+TEST(CpuRowKernels, LayerNormRowsMatchTheReferenceOnEveryIsa) {
+  struct Case {
+    int64_t rows, m;
+    bool bias;
+    float offset;
+  };
+  const std::vector<Case> cases = {{128, 384, true, 0},  {3, 768, true, 0},   {4, 17, true, 0},
+                                   {5, 1, true, 0},      {2, 15, false, 0},   {7, 33, true, 1000},
+                                   {1, 4096, false, -50}, {6, 16, true, 0}};
+  for (VectorIsa isa : runnable_isas()) {
+    for (const auto& c : cases) {
+      SCOPED_TRACE(std::string(cpu::vector_isa_name(isa)) + " rows " + std::to_string(c.rows) +
+                   " m " + std::to_string(c.m));
+      Tensor x = random_tensor({c.rows, c.m}, 3);
+      for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] += c.offset;
+      Tensor scale = random_tensor({c.m}, 4);
+      Tensor bias = c.bias ? random_tensor({c.m}, 5) : Tensor();
+      const Tensor want = layer_norm_ref(x, scale, bias, -1, 1e-5f);
+      Tensor got(DType::kFloat32, x.shape());
+      cpu::layer_norm_rows(isa, x.data<float>(), got.data<float>(), c.rows, c.m,
+                           scale.data<float>(), c.bias ? bias.data<float>() : nullptr, 1e-5);
+      expect_close(got, want, c.offset == 0 ? 2e-6 : 2e-3);
+      // In place (x and y the same buffer) gives the same result.
+      Tensor inplace = x.clone();
+      cpu::layer_norm_rows(isa, inplace.data<float>(), inplace.data<float>(), c.rows, c.m,
+                           scale.data<float>(), c.bias ? bias.data<float>() : nullptr, 1e-5);
+      EXPECT_TRUE(bit_equal(inplace, got));
+    }
+  }
+}
+
+TEST(CpuRowKernels, LayerNormKernelMatchesReferenceOnAxesAndThreads) {
+  struct Case {
+    Shape shape;
+    int64_t axis;
+    Shape param;
+  };
+  const std::vector<Case> cases = {{{1, 128, 384}, -1, {384}},    {{2, 3, 4, 5}, 1, {3, 4, 5}},
+                                   {{2, 3, 4, 5}, 2, {4, 5}},      {{2, 3, 4, 5}, 2, {1, 5}} /* broadcast: reference */,
+                                   {{4, 7}, 0, {4, 7}},            {{3, 1}, -1, {1}},
+                                   {{2, 3, 4}, -1, {1}} /* broadcast: reference */};
+  ThreadPool pool2(2);
+  for (const char* domain : {"", "com.osprey"}) {
+    for (const auto& c : cases) {
+      SCOPED_TRACE(std::string(domain) + " " + shape_to_string(c.shape) + " axis " +
+                   std::to_string(c.axis) + " scale " + shape_to_string(c.param));
+      const Attrs attrs = {{"axis", int_attr(c.axis)}, {"epsilon", float_attr(1e-6f)}};
+      const Tensor x = random_tensor(c.shape, 11);
+      const Tensor scale = random_tensor(c.param, 12), bias = random_tensor(c.param, 13);
+      NodeRunner ref("LayerNormalization", "", 17, attrs, Device::ref);
+      NodeRunner fast("LayerNormalization", domain, domain[0] ? 1 : 17, attrs, Device::cpu);
+      ASSERT_TRUE(fast.found());
+      auto want = ref.run({x, scale, bias});
+      ASSERT_TRUE(want.ok()) << want.status().to_string();
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+        auto got = fast.run({x, scale, bias}, pool);
+        ASSERT_TRUE(got.ok()) << got.status().to_string();
+        expect_close(*got, *want, 2e-6);
+        auto no_bias = fast.run({x, scale}, pool);
+        auto want_no_bias = ref.run({x, scale});
+        ASSERT_TRUE(no_bias.ok() && want_no_bias.ok());
+        expect_close(*no_bias, *want_no_bias, 2e-6);
+      }
+    }
+  }
+}
+
+TEST(CpuRowKernels, LayerNormKernelErrorsNameTheInput) {
+  NodeRunner fast("LayerNormalization", "com.osprey", 1, {}, Device::cpu);
+  ASSERT_TRUE(fast.found());
+  Tensor scale64(DType::kFloat64, {4});
+  auto r = fast.run({random_tensor({2, 4}, 1), scale64});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("Scale"), std::string::npos) << r.status().to_string();
+  NodeRunner onnx("LayerNormalization", "", 17, {{"axis", int_attr(5)}}, Device::cpu);
+  auto bad_axis = onnx.run({random_tensor({2, 4}, 1), random_tensor({4}, 2)});
+  ASSERT_FALSE(bad_axis.ok());
+  EXPECT_NE(bad_axis.status().message().find("axis"), std::string::npos);
+}
+
+TEST(CpuRowKernels, SumMiddleAxisMatchesADoubleLoopOnEveryIsa) {
+  struct Case {
+    int64_t outer, r, inner;
+  };
+  const std::vector<Case> cases = {{1, 49, 1280}, {2, 128, 384}, {3, 1000, 1}, {1, 1, 7},
+                                   {2, 5, 513},   {1, 17, 1},    {4, 3, 1100}};
+  for (VectorIsa isa : runnable_isas()) {
+    for (const auto& c : cases) {
+      SCOPED_TRACE(std::string(cpu::vector_isa_name(isa)) + " [" + std::to_string(c.outer) + "," +
+                   std::to_string(c.r) + "," + std::to_string(c.inner) + "]");
+      const Tensor x = random_tensor({c.outer, c.r, c.inner}, 21);
+      Tensor got(DType::kFloat32, {c.outer, c.inner});
+      cpu::sum_middle_axis(isa, x.data<float>(), got.data<float>(), 0, c.outer, c.r, c.inner, 0.5);
+      double worst = 0;
+      for (int64_t o = 0; o < c.outer; ++o)
+        for (int64_t i = 0; i < c.inner; ++i) {
+          double s = 0;
+          for (int64_t k = 0; k < c.r; ++k) s += x.data<float>()[(o * c.r + k) * c.inner + i];
+          worst = std::max(worst, std::fabs(got.data<float>()[o * c.inner + i] - 0.5 * s));
+        }
+      EXPECT_LE(worst, 1e-5);
+    }
+  }
+}
+
+TEST(CpuRowKernels, ReduceSumAndMeanMatchReferenceOnAxesOpsetsAndThreads) {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> axes;  // empty: all axes
+    int64_t keepdims;
+  };
+  const std::vector<Case> cases = {
+      {{1, 7, 7, 1280}, {1, 2}, 1}, {{1, 128, 384}, {1}, 0},     {{3, 1000}, {-1}, 1},
+      {{2, 3, 4}, {}, 0},           {{2, 1, 3, 1, 4}, {1, 2}, 1}, {{2, 3, 4, 5}, {0, 2}, 1},
+      {{2, 600, 3}, {0}, 0},        {{4, 5, 6}, {2, 1}, 1}};
+  ThreadPool pool2(2);
+  for (const char* op : {"ReduceSum", "ReduceMean"}) {
+    for (int opset : {11, 13, 18}) {
+      const bool axes_input = opset >= (std::string(op) == "ReduceSum" ? 13 : 18);
+      for (const auto& c : cases) {
+        SCOPED_TRACE(std::string(op) + " opset " + std::to_string(opset) + " " +
+                     shape_to_string(c.shape) + " keepdims " + std::to_string(c.keepdims));
+        Attrs attrs = {{"keepdims", int_attr(c.keepdims)}};
+        if (!axes_input && !c.axes.empty()) attrs["axes"] = ints_attr(c.axes);
+        std::vector<Tensor> inputs = {random_tensor(c.shape, 31)};
+        if (axes_input && !c.axes.empty()) inputs.push_back(vec<int64_t>(c.axes));
+        NodeRunner ref(op, "", opset, attrs, Device::ref);
+        NodeRunner fast(op, "", opset, attrs, Device::cpu);
+        ASSERT_TRUE(fast.found());
+        auto want = ref.run(inputs);
+        ASSERT_TRUE(want.ok()) << want.status().to_string();
+        for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+          auto got = fast.run(inputs, pool);
+          ASSERT_TRUE(got.ok()) << got.status().to_string();
+          expect_close(*got, *want, 1e-6);
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuRowKernels, ReduceIdentityAndBadAxesGoThroughTheReference) {
+  const Tensor x = random_tensor({2, 3}, 41);
+  NodeRunner noop("ReduceSum", "", 13, {{"noop_with_empty_axes", int_attr(1)}}, Device::cpu);
+  auto same = noop.run({x});
+  ASSERT_TRUE(same.ok()) << same.status().to_string();
+  EXPECT_TRUE(bit_equal(*same, x));
+  NodeRunner bad("ReduceMean", "", 11, {{"axes", ints_attr({3})}}, Device::cpu);
+  auto r = bad.run({x});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("axes"), std::string::npos) << r.status().to_string();
+}
+
+}  // namespace
+}  // namespace osprey::testing
