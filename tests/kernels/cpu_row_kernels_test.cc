@@ -1,5 +1,5 @@
-// The vectorized row kernels (LayerNormalization, ReduceSum, ReduceMean) against the reference
-// kernels: every ISA variant this CPU can run, awkward sizes (tails shorter than a lane block,
+// The vectorized row kernels (LayerNormalization, ReduceSum, ReduceMean, the attention's masked
+// softmax) against the reference kernels or plain double loops: every ISA variant this CPU can run, awkward sizes (tails shorter than a lane block,
 // column tiles, size-1 axes), large offsets, one and two threads, and the forms handed to the
 // reference (broadcast Scale, non-consecutive axes, the identity with noop_with_empty_axes).
 #include <gtest/gtest.h>
@@ -188,6 +188,80 @@ TEST(CpuRowKernels, ReduceIdentityAndBadAxesGoThroughTheReference) {
   auto r = bad.run({x});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("axes"), std::string::npos) << r.status().to_string();
+}
+
+// Softmax of row + mask in double, the oracle for softmax_rows.
+std::vector<double> softmax_oracle(const float* row, const float* mask, int64_t mask_key_stride,
+                                   int64_t n) {
+  std::vector<double> v(static_cast<size_t>(n));
+  double mx = -INFINITY;
+  for (int64_t k = 0; k < n; ++k) {
+    v[static_cast<size_t>(k)] = static_cast<double>(row[k]) + (mask ? mask[k * mask_key_stride] : 0.0);
+    mx = std::max(mx, v[static_cast<size_t>(k)]);
+  }
+  double sum = 0;
+  for (auto& x : v) sum += (x = std::exp(x - mx));
+  for (auto& x : v) x /= sum;
+  return v;
+}
+
+TEST(CpuRowKernels, MaskedSoftmaxMatchesADoubleOracleOnEveryIsa) {
+  struct Case {
+    int64_t rows, n;
+    int mask;  // 0 none, 1 per key (row stride 0), 2 per row and key, 3 one value per row
+  };
+  const std::vector<Case> cases = {{4, 128, 1}, {3, 129, 2}, {5, 7, 3}, {2, 1, 1},
+                                   {2, 16, 0},  {3, 33, 2},  {1, 500, 1}};
+  for (VectorIsa isa : runnable_isas()) {
+    for (const auto& c : cases) {
+      SCOPED_TRACE(std::string(cpu::vector_isa_name(isa)) + " rows " + std::to_string(c.rows) +
+                   " n " + std::to_string(c.n) + " mask " + std::to_string(c.mask));
+      Tensor x = random_tensor({c.rows, c.n}, 51);
+      for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] *= 40.0f;  // exp over [-80, 80]
+      Tensor mask = random_tensor({c.rows, c.n}, 52);
+      // -1e9 masks keys out; a mask constant along a row gets the noise only (a -1e9 added to
+      // a whole row in float32 would leave only its own ulp, as in any float32 softmax).
+      if (c.mask != 3)
+        for (int64_t i = 0; i < mask.numel(); ++i)
+          mask.data<float>()[i] = i % 5 == 3 ? -1e9f : mask.data<float>()[i];
+      const int64_t row_stride = c.mask == 2 ? c.n : c.mask == 3 ? c.n : 0;
+      const int64_t key_stride = c.mask == 3 ? 0 : 1;
+      const float* mp = c.mask ? mask.data<float>() : nullptr;
+      Tensor got = x.clone();
+      cpu::softmax_rows(isa, got.data<float>(), c.rows, c.n, mp, row_stride, key_stride);
+      double worst = 0;
+      for (int64_t r = 0; r < c.rows; ++r) {
+        const auto want = softmax_oracle(x.data<float>() + r * c.n, mp ? mp + r * row_stride : nullptr,
+                                         key_stride, c.n);
+        for (int64_t k = 0; k < c.n; ++k) {
+          const float g = got.data<float>()[r * c.n + k];
+          worst = std::max(worst, std::fabs(g - want[static_cast<size_t>(k)]));
+          if (want[static_cast<size_t>(k)] == 0.0) EXPECT_EQ(g, 0.0f) << "masked key " << k;
+        }
+      }
+      EXPECT_LE(worst, 2e-6);
+    }
+  }
+}
+
+TEST(CpuRowKernels, MaskedSoftmaxRowsOfMinusInfinityOrNaNGiveNaN) {
+  for (VectorIsa isa : runnable_isas()) {
+    SCOPED_TRACE(cpu::vector_isa_name(isa));
+    std::vector<float> s = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                            1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                            1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17};
+    s[17 + 4] = NAN;  // row 1 holds a NaN
+    std::vector<float> mask(17, 0.0f);
+    std::vector<float> all_masked(17, -INFINITY);
+    std::vector<float> rows = s;
+    cpu::softmax_rows(isa, rows.data(), 2, 17, mask.data(), 0, 1);
+    for (int k = 0; k < 17; ++k) {
+      EXPECT_FALSE(std::isnan(rows[k]));
+      EXPECT_TRUE(std::isnan(rows[17 + k])) << k;
+    }
+    cpu::softmax_rows(isa, rows.data() + 34, 1, 17, all_masked.data(), 0, 1);
+    for (int k = 0; k < 17; ++k) EXPECT_TRUE(std::isnan(rows[34 + k])) << k;
+  }
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include "kernels/cpu/row_kernels.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <limits>
 
 namespace osprey::cpu {
 namespace {
@@ -88,6 +90,85 @@ OSPREY_INLINE void sum_middle_impl(const float* x, float* y, int64_t o_begin, in
   }
 }
 
+// e^x for x <= 0 (the softmax's x - max) or NaN, branch-free so that it vectorizes: Cephes'
+// expf (x = n ln2 + r, |r| <= ln2/2, a degree-6 polynomial in r, times 2^n built in the
+// exponent bits). n is rounded with the 1.5 * 2^23 trick, exact for |n| < 2^22. Below -87 the
+// result is 0 (2^n would leave the normal range).
+OSPREY_INLINE float exp_nonpositive(float x) {
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
+  const float xc = x < -87.0f ? -87.0f : x;
+  const float t = xc * 1.44269504088896341f + kRound;
+  const float n = t - kRound;
+  const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  const int32_t ni = std::bit_cast<int32_t>(t) - std::bit_cast<int32_t>(kRound);
+  const float two_n = std::bit_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(ni + 127) << 23));
+  return x < -87.0f ? 0.0f : p * two_n;
+}
+
+OSPREY_INLINE void softmax_impl(float* s, int64_t rows, int64_t n, const float* mask,
+                                int64_t mask_row_stride, int64_t mask_key_stride) {
+  constexpr int L = kLanes;
+  for (int64_t i = 0; i < rows; ++i) {
+    float* p = s + i * n;
+    float mx[L];
+    for (int j = 0; j < L; ++j) mx[j] = -std::numeric_limits<float>::infinity();
+    float m = -std::numeric_limits<float>::infinity();
+    if (mask) {
+      const float* mr = mask + i * mask_row_stride;
+      if (mask_key_stride == 0) {
+        for (int64_t k = 0; k < n; ++k) p[k] += mr[0];
+      } else {
+        for (int64_t k = 0; k < n; ++k) p[k] += mr[k];
+      }
+    }
+    int64_t k = 0;
+    for (; k + L <= n; k += L)
+      for (int j = 0; j < L; ++j) mx[j] = p[k + j] > mx[j] ? p[k + j] : mx[j];
+    for (; k < n; ++k) m = p[k] > m ? p[k] : m;
+    for (int j = 0; j < L; ++j) m = mx[j] > m ? mx[j] : m;
+    // NaN needs no case of its own: a NaN element, or a max of -inf (x - max = NaN), makes
+    // exp NaN and with it the sum and the whole row.
+    float acc[L] = {};
+    k = 0;
+    for (; k + L <= n; k += L)
+      for (int j = 0; j < L; ++j) {
+        const float e = exp_nonpositive(p[k + j] - m);
+        p[k + j] = e;
+        acc[j] += e;
+      }
+    float sum = 0;
+    for (; k < n; ++k) {
+      const float e = exp_nonpositive(p[k] - m);
+      p[k] = e;
+      sum += e;
+    }
+    for (int j = 0; j < L; ++j) sum += acc[j];
+    const float inv = 1.0f / sum;
+    for (k = 0; k < n; ++k) p[k] *= inv;
+  }
+}
+
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma")))
+void softmax_avx512(float* s, int64_t rows, int64_t n, const float* mask, int64_t mrs,
+                    int64_t mks) {
+  softmax_impl(s, rows, n, mask, mrs, mks);
+}
+__attribute__((target("avx2,fma")))
+void softmax_avx2(float* s, int64_t rows, int64_t n, const float* mask, int64_t mrs, int64_t mks) {
+  softmax_impl(s, rows, n, mask, mrs, mks);
+}
+void softmax_generic(float* s, int64_t rows, int64_t n, const float* mask, int64_t mrs,
+                     int64_t mks) {
+  softmax_impl(s, rows, n, mask, mrs, mks);
+}
+
 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma")))
 void layer_norm_avx512(const float* x, float* y, int64_t rows, int64_t m, const float* scale,
                        const float* bias, double eps) {
@@ -164,6 +245,15 @@ void sum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t o_begin, i
     case VectorIsa::avx512: return sum_middle_avx512(x, y, o_begin, o_end, r, inner, mult);
     case VectorIsa::avx2: return sum_middle_avx2(x, y, o_begin, o_end, r, inner, mult);
     case VectorIsa::generic: return sum_middle_generic(x, y, o_begin, o_end, r, inner, mult);
+  }
+}
+
+void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float* mask,
+                  int64_t mask_row_stride, int64_t mask_key_stride) {
+  switch (isa) {
+    case VectorIsa::avx512: return softmax_avx512(s, rows, n, mask, mask_row_stride, mask_key_stride);
+    case VectorIsa::avx2: return softmax_avx2(s, rows, n, mask, mask_row_stride, mask_key_stride);
+    case VectorIsa::generic: return softmax_generic(s, rows, n, mask, mask_row_stride, mask_key_stride);
   }
 }
 

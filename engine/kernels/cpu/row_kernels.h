@@ -1,5 +1,5 @@
 // Vectorized float32 row kernels for the ops oneDNN does not cover well here (LayerNorm,
-// ReduceSum/ReduceMean): plain loops shaped for the vectorizer (fixed-width lane blocks, sums
+// ReduceSum/ReduceMean, the attention's masked softmax): plain loops shaped for the vectorizer (fixed-width lane blocks, sums
 // in double lanes), compiled three times (AVX-512, AVX2+FMA, and generic x86-64) and chosen at
 // run time from the CPU's features. The reference kernels are their oracles in the tests.
 #pragma once
@@ -23,5 +23,12 @@ void layer_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int6
 // o in [o_begin, o_end) and every i, summed in double (mult = 1 for a sum, 1/r for a mean).
 void sum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t o_begin, int64_t o_end,
                      int64_t r, int64_t inner, double mult);
+
+// Softmax in place over `rows` rows of n contiguous floats, after adding a mask when `mask` is
+// not null: row i, element k adds mask[i * mask_row_stride + k * mask_key_stride] (a stride of
+// 0 broadcasts). exp is a float polynomial (Cephes' expf, within 2 ulp); an element more than
+// 87 below its row's max gets 0. A row holding NaN, or all -inf, gives NaN, as the reference.
+void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float* mask,
+                  int64_t mask_row_stride, int64_t mask_key_stride);
 
 }  // namespace osprey::cpu
