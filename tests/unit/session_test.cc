@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "model_builder.h"
+#include "passes_test_util.h"
 #include "test_models.h"
 
 namespace osprey {
@@ -189,6 +190,46 @@ TEST(SessionTest, InitializerBackedInputsCanBeOverridden) {
   auto o = (*s)->run({{"x", Tensor::from_vector<float>({1, 2})}, {"bias", Tensor::from_vector<float>({0, 0})}});
   ASSERT_TRUE(o.ok());
   EXPECT_FLOAT_EQ((*o)[0].second.data<float>()[1], 2.0f);
+}
+
+// The main graph's initializers are read in place, not copied into each run's frame: a subgraph
+// that captures one (a plain initializer, and one that backs a graph input) reads it on every
+// run, and a fed value that overrides the input-backed one reaches the subgraph too.
+TEST(SessionTest, SubgraphsReadMainGraphInitializersAndOverrides) {
+  ModelBuilder m;
+  m.input("x", kF, {3}).input("c", onnx::TensorProto::BOOL, {}).input("bias", kF, {3}).output("o");
+  m.initializer("w", {3}, {10.0f, 20.0f, 30.0f});
+  m.initializer("bias", {3}, {1.0f, 2.0f, 3.0f});
+  auto& n = m.node("If", {"c"}, {"o"});
+  auto& t = passes::testing::add_branch(n, "then_branch", "t");
+  passes::testing::add_subgraph_node(t, "Mul", {"x", "w"}, {"xw"});
+  passes::testing::add_subgraph_node(t, "Add", {"xw", "bias"}, {"t"});
+  passes::testing::add_subgraph_node(passes::testing::add_branch(n, "else_branch", "e"), "Sub",
+                                     {"w", "bias"}, {"e"});
+  for (int level : {0, 2}) {
+    SessionOptions opts;
+    opts.optimization_level = level;
+    auto s = Session::load_from_bytes(m.bytes(), opts);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    const Tensor x = Tensor::from_vector<float>({1, 2, 3});
+    auto vals = [](const Tensor& t) {
+      return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+    };
+    for (int round = 0; round < 2; ++round) {  // a second run reads the same initializers
+      SCOPED_TRACE("level " + std::to_string(level) + " round " + std::to_string(round));
+      auto then_r = (*s)->run({{"x", x}, {"c", passes::testing::bool_scalar(true)}});
+      ASSERT_TRUE(then_r.ok()) << then_r.status().to_string();
+      EXPECT_EQ(vals((*then_r)[0].second), (std::vector<float>{11, 42, 93}));
+      auto else_r = (*s)->run({{"x", x}, {"c", passes::testing::bool_scalar(false)}});
+      ASSERT_TRUE(else_r.ok()) << else_r.status().to_string();
+      EXPECT_EQ(vals((*else_r)[0].second), (std::vector<float>{9, 18, 27}));
+      auto fed = (*s)->run({{"x", x},
+                            {"c", passes::testing::bool_scalar(false)},
+                            {"bias", Tensor::from_vector<float>({-1, -2, -3})}});
+      ASSERT_TRUE(fed.ok()) << fed.status().to_string();
+      EXPECT_EQ(vals((*fed)[0].second), (std::vector<float>{11, 22, 33}));
+    }
+  }
 }
 
 TEST(SessionTest, RejectsUnsupportedOpset) {
