@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace osprey::cpu {
@@ -112,61 +113,142 @@ OSPREY_INLINE float exp_nonpositive(float x) {
   return x < -87.0f ? 0.0f : p * two_n;
 }
 
+// Floats in GCC's generic vector types: 8 lanes for the AVX variants (one register), 4 for the
+// baseline one (one SSE register), with the selects that the vectorizer would not make from the
+// scalar loops above. Each target variant lowers them to its own instructions.
+typedef float F4 __attribute__((vector_size(16)));
+typedef int32_t I4 __attribute__((vector_size(16)));
+typedef float F8 __attribute__((vector_size(32)));
+typedef int32_t I8 __attribute__((vector_size(32)));
+
+template <class F>
+constexpr int kWidth = static_cast<int>(sizeof(F) / sizeof(float));
+
+template <class F>
+OSPREY_INLINE F load(const float* p) {
+  F v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class F>
+OSPREY_INLINE void store(float* p, F v) {
+  std::memcpy(p, &v, sizeof v);
+}
+template <class F>
+OSPREY_INLINE F splat(float x) {
+  return F{} + x;
+}
+template <class F>
+OSPREY_INLINE F vmax(F a, F b) {
+  return a > b ? a : b;
+}
+
+// exp_nonpositive on every lane; I is the integer vector of F's size.
+template <class F, class I>
+OSPREY_INLINE F exp_nonpositive(F x) {
+  const F round = splat<F>(12582912.0f);
+  const F lo = splat<F>(-87.0f);
+  const F xc = x < lo ? lo : x;  // keeps 2^n normal (denormal products are slow)
+  const F t = xc * 1.44269504088896341f + round;
+  const F n = t - round;
+  const F r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+  F p = splat<F>(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  const I ni = std::bit_cast<I>(t) - std::bit_cast<int32_t>(12582912.0f);
+  const I bits = (ni + 127) << 23;
+  const F y = p * std::bit_cast<F>(bits);
+  return x < lo ? F{} : y;
+}
+
+// Adds the row's mask (if any) in place and returns the row's max.
+template <class F>
+OSPREY_INLINE float add_mask_and_max(float* p, int64_t n, const float* mr, int64_t key_stride) {
+  constexpr int W = kWidth<F>;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  F m0 = splat<F>(kNegInf), m1 = m0;
+  int64_t k = 0;
+  if (mr && key_stride == 1) {
+    for (; k + 2 * W <= n; k += 2 * W) {
+      const F v0 = load<F>(p + k) + load<F>(mr + k), v1 = load<F>(p + k + W) + load<F>(mr + k + W);
+      store(p + k, v0);
+      store(p + k + W, v1);
+      m0 = vmax(v0, m0);
+      m1 = vmax(v1, m1);
+    }
+  } else {
+    const F add = splat<F>(mr ? mr[0] : 0.0f);
+    for (; k + 2 * W <= n; k += 2 * W) {
+      const F v0 = load<F>(p + k) + add, v1 = load<F>(p + k + W) + add;
+      if (mr) {
+        store(p + k, v0);
+        store(p + k + W, v1);
+      }
+      m0 = vmax(v0, m0);
+      m1 = vmax(v1, m1);
+    }
+  }
+  m0 = vmax(m0, m1);
+  float m = kNegInf;
+  for (int j = 0; j < W; ++j) m = m0[j] > m ? m0[j] : m;
+  for (; k < n; ++k) {
+    if (mr) p[k] += mr[k * key_stride];
+    m = p[k] > m ? p[k] : m;
+  }
+  return m;
+}
+
+template <class F, class I>
 OSPREY_INLINE void softmax_impl(float* s, int64_t rows, int64_t n, const float* mask,
                                 int64_t mask_row_stride, int64_t mask_key_stride) {
-  constexpr int L = kLanes;
+  constexpr int W = kWidth<F>;
   for (int64_t i = 0; i < rows; ++i) {
     float* p = s + i * n;
-    float mx[L];
-    for (int j = 0; j < L; ++j) mx[j] = -std::numeric_limits<float>::infinity();
-    float m = -std::numeric_limits<float>::infinity();
-    if (mask) {
-      const float* mr = mask + i * mask_row_stride;
-      if (mask_key_stride == 0) {
-        for (int64_t k = 0; k < n; ++k) p[k] += mr[0];
-      } else {
-        for (int64_t k = 0; k < n; ++k) p[k] += mr[k];
-      }
-    }
-    int64_t k = 0;
-    for (; k + L <= n; k += L)
-      for (int j = 0; j < L; ++j) mx[j] = p[k + j] > mx[j] ? p[k + j] : mx[j];
-    for (; k < n; ++k) m = p[k] > m ? p[k] : m;
-    for (int j = 0; j < L; ++j) m = mx[j] > m ? mx[j] : m;
+    const float m = add_mask_and_max<F>(p, n, mask ? mask + i * mask_row_stride : nullptr,
+                                        mask_key_stride);
     // NaN needs no case of its own: a NaN element, or a max of -inf (x - max = NaN), makes
     // exp NaN and with it the sum and the whole row.
-    float acc[L] = {};
-    k = 0;
-    for (; k + L <= n; k += L)
-      for (int j = 0; j < L; ++j) {
-        const float e = exp_nonpositive(p[k + j] - m);
-        p[k + j] = e;
-        acc[j] += e;
-      }
+    const F mv = splat<F>(m);
+    F a0 = F{}, a1 = F{};
+    int64_t k = 0;
+    for (; k + 2 * W <= n; k += 2 * W) {
+      const F e0 = exp_nonpositive<F, I>(load<F>(p + k) - mv);
+      const F e1 = exp_nonpositive<F, I>(load<F>(p + k + W) - mv);
+      store(p + k, e0);
+      store(p + k + W, e1);
+      a0 += e0;
+      a1 += e1;
+    }
+    a0 += a1;
     float sum = 0;
+    for (int j = 0; j < W; ++j) sum += a0[j];
     for (; k < n; ++k) {
       const float e = exp_nonpositive(p[k] - m);
       p[k] = e;
       sum += e;
     }
-    for (int j = 0; j < L; ++j) sum += acc[j];
-    const float inv = 1.0f / sum;
-    for (k = 0; k < n; ++k) p[k] *= inv;
+    const F inv = splat<F>(1.0f / sum);
+    for (k = 0; k + W <= n; k += W) store(p + k, load<F>(p + k) * inv);
+    for (; k < n; ++k) p[k] *= inv[0];
   }
 }
 
 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma")))
 void softmax_avx512(float* s, int64_t rows, int64_t n, const float* mask, int64_t mrs,
                     int64_t mks) {
-  softmax_impl(s, rows, n, mask, mrs, mks);
+  softmax_impl<F8, I8>(s, rows, n, mask, mrs, mks);
 }
 __attribute__((target("avx2,fma")))
 void softmax_avx2(float* s, int64_t rows, int64_t n, const float* mask, int64_t mrs, int64_t mks) {
-  softmax_impl(s, rows, n, mask, mrs, mks);
+  softmax_impl<F8, I8>(s, rows, n, mask, mrs, mks);
 }
 void softmax_generic(float* s, int64_t rows, int64_t n, const float* mask, int64_t mrs,
                      int64_t mks) {
-  softmax_impl(s, rows, n, mask, mrs, mks);
+  softmax_impl<F4, I4>(s, rows, n, mask, mrs, mks);
 }
 
 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma")))
