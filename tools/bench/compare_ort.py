@@ -5,7 +5,9 @@ For each model and thread count, rounds alternate A B A B: one `osprey bench --j
 (own process, same seeded inputs from tools/zoo/sample_inputs.py saved as .npy) and one
 onnxruntime run in this process (graph optimizations ALL, intra-op threads = N), each with
 the same warmup and iteration count. Reports the median over rounds of each side's p50 and
-the ratio Osprey / onnxruntime. Batch 1. `--precision fast` runs Osprey in its bf16 fast mode
+the ratio Osprey / onnxruntime, and the median and range of the per-round ratios (each pairs
+two runs made back to back, so it cancels drift in the machine's speed better than the ratio
+of medians does on a noisy machine). Batch 1. `--precision fast` runs Osprey in its bf16 fast mode
 (onnxruntime stays float32: the issue's fast-mode target is a ratio to ORT's float32 p50).
 
     .venv/bin/python tools/bench/compare_ort.py --models mobilenetv2 resnet50 --threads 1 2
@@ -87,8 +89,8 @@ def main():
     args = ap.parse_args()
     print(f"onnxruntime {ort.__version__}; rounds {args.rounds} x (warmup {args.warmup}, "
           f"iterations {args.iterations}); Osprey precision {args.precision}; medians of per-round p50, ms")
-    print("| model | case | threads | Osprey p50 | onnxruntime p50 | ratio |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| model | case | threads | Osprey p50 | onnxruntime p50 | ratio | per-round ratio, median [min-max] |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     tmp = Path(tempfile.mkdtemp())
     for model in args.models:
         path = Path(args.zoo) / f"{model}.onnx"
@@ -101,7 +103,9 @@ def main():
                                     args.precision))
                 b.append(ort_p50(path, feeds, threads, args.warmup, args.iterations))
             ma, mb = statistics.median(a), statistics.median(b)
-            print(f"| {model} | {case} | {threads} | {ma:.1f} | {mb:.1f} | {ma / mb:.2f}x |", flush=True)
+            ratios = [x / y for x, y in zip(a, b)]
+            print(f"| {model} | {case} | {threads} | {ma:.1f} | {mb:.1f} | {ma / mb:.2f}x | "
+                  f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}] |", flush=True)
 
 
 if __name__ == "__main__":
