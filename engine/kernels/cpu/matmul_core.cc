@@ -8,7 +8,7 @@ namespace osprey::cpu {
 using dnnl::memory;
 
 struct MatMulEntry {
-  dnnl::matmul prim;
+  dnnl::primitive prim;  // a matmul, or a 1x1 convolution (see conv_product_pd)
   memory::desc a_md, a_compute, b_plain, b_md, bias_md, y_md, scratch_md;
   std::optional<dnnl::reorder> a_reorder, b_reorder;  // f32 -> the primitive's type/layout
   memory packed_b;  // B in b_md when it is constant; empty otherwise
@@ -20,6 +20,63 @@ memory::desc matrix_desc(int64_t rows, int64_t cols, bool transposed) {
   // [rows, cols] stored row-major, or stored as its transpose [cols, rows].
   const memory::dims strides = transposed ? memory::dims{1, rows} : memory::dims{cols, 1};
   return memory::desc({rows, cols}, memory::data_type::f32, strides);
+}
+
+// The post-ops and attributes both primitives share: alpha, beta (sum), the activation.
+dnnl::primitive_attr product_attr(const MatMulState& st, const Product2D& p) {
+  dnnl::post_ops ops;
+  if (p.beta != 0.0f) ops.append_sum(p.beta);
+  append_activation(st.act, &ops);
+  dnnl::primitive_attr attr;
+  if (p.alpha != 1.0f) attr.set_output_scales(0, {p.alpha});
+  attr.set_post_ops(ops);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// The product as a 1x1 convolution over M pixels: A [M, K] is an nhwc source [1, K, 1, M], Y
+// [M, N] an nhwc destination [1, N, 1, M], B the weights [N, K, 1, 1] in the blocked layout
+// the convolution picks (packed once). Where oneDNN's matmul is gemm-based (no AVX-512), its
+// gemm repacks B on every call; jit_1x1 reads B packed. On AVX2, one core, interleaved:
+// 0.7-0.97x the gemm's time at 128 rows (BERT-base and MiniLM shapes), 0.23-0.64x at 1-8
+// rows (classifier heads), the gap widest when B comes from memory rather than cache.
+// Without `any_impl`, only oneDNN's jit_1x1 kernel is taken (the state has not decided yet);
+// with it, whatever convolution oneDNN offers (the state's B is already packed for one).
+std::optional<dnnl::convolution_forward::primitive_desc> conv_product_pd(const MatMulState& st,
+                                                                         const Product2D& p,
+                                                                         bool any_impl) {
+  using Tag = memory::format_tag;
+  const auto f32 = memory::data_type::f32;
+  const memory::desc src({1, p.K, 1, p.M}, f32, Tag::nhwc), dst({1, p.N, 1, p.M}, f32, Tag::nhwc);
+  const memory::desc w({p.N, p.K, 1, 1}, f32, Tag::any), bias({p.N}, f32, Tag::x);
+  try {
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
+                                      dnnl::algorithm::convolution_direct, src, w,
+                                      p.has_bias ? bias : memory::desc(), dst, {1, 1}, {0, 0},
+                                      {0, 0});
+    dnnl::convolution_forward::primitive_desc pd(d, product_attr(st, p), dnnl_engine());
+    if (!any_impl && std::string(pd.impl_info_str()).rfind("jit_1x1", 0) != 0) return std::nullopt;
+    return pd;
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
+// Fills e for the convolution form of the product.
+void build_conv(MatMulEntry* e, const dnnl::convolution_forward::primitive_desc& pd,
+                const Product2D& p) {
+  using Tag = memory::format_tag;
+  const auto f32 = memory::data_type::f32;
+  e->a_md = e->a_compute = memory::desc({1, p.K, 1, p.M}, f32, Tag::nhwc);
+  e->y_md = memory::desc({1, p.N, 1, p.M}, f32, Tag::nhwc);
+  if (p.has_bias) e->bias_md = memory::desc({p.N}, f32, Tag::x);
+  // B as the weights [N, K, 1, 1]: element (n, k) is at k * N + n, or n * K + k when stored
+  // transposed.
+  e->b_plain = memory::desc({p.N, p.K, 1, 1}, f32,
+                            p.trans_b ? memory::dims{p.K, 1, 1, 1} : memory::dims{1, p.N, 1, 1});
+  e->prim = dnnl::convolution_forward(pd);
+  e->b_md = pd.weights_desc();
+  e->scratch_md = pd.scratchpad_desc();
 }
 
 Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2D& p, int threads,
@@ -40,28 +97,33 @@ Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2
   auto make_pd = [&] {
     auto desc = p.has_bias ? dnnl::matmul::desc(e->a_compute, b_req, e->bias_md, e->y_md)
                            : dnnl::matmul::desc(e->a_compute, b_req, e->y_md);
-    dnnl::post_ops ops;
-    if (p.beta != 0.0f) ops.append_sum(p.beta);
-    append_activation(st.act, &ops);
-    dnnl::primitive_attr attr;
-    if (p.alpha != 1.0f) attr.set_output_scales(0, {p.alpha});
-    attr.set_post_ops(ops);
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    return dnnl::matmul::primitive_desc(desc, attr, dnnl_engine());
+    return dnnl::matmul::primitive_desc(desc, product_attr(st, p), dnnl_engine());
   };
   dnnl::matmul::primitive_desc pd = make_pd();
   const bool gemm_based = std::string(pd.impl_info_str()).rfind("gemm", 0) == 0;
-  // The gemm-based matmul takes a constant B plain (no packed layout of its own), and with
-  // more columns than rows it runs much faster on B stored transposed: BERT-base's 768x3072
-  // B at 128 rows, 17.8 ms as stored [K, N] against 10.4 ms as [N, K] (AVX2, one core; within
-  // 6% either way for the square and the tall products). Such a B is packed transposed.
-  if (gemm_based && packable && !st.bf16 && p.N >= p.K) {
-    b_req = memory::desc({p.K, p.N}, memory::data_type::f32, memory::format_tag::ba);
-    pd = make_pd();
+  // A constant B of a gemm-based matmul: the state's first packable product decides, for all
+  // that follow (their packed forms must be reorders of one another), whether B is packed as
+  // a 1x1 convolution's weights.
+  std::optional<dnnl::convolution_forward::primitive_desc> conv_pd;
+  if (packable && !st.bf16 && !p.trans_a && gemm_based && st.packed_as_conv != 0)
+    conv_pd = conv_product_pd(st, p, /*any_impl=*/st.packed_as_conv == 1);
+  if (packable && st.packed_as_conv < 0 && !st.bf16) st.packed_as_conv = conv_pd ? 1 : 0;
+  if (conv_pd) {
+    build_conv(e.get(), *conv_pd, p);
+  } else {
+    // The gemm-based matmul takes a constant B plain (no packed layout of its own), and with
+    // more columns than rows it runs much faster on B stored transposed: BERT-base's 768x3072
+    // B at 128 rows, 17.8 ms as stored [K, N] against 10.4 ms as [N, K] (AVX2, one core;
+    // within 6% either way for the square and the tall products). Such a B is packed
+    // transposed.
+    if (gemm_based && packable && !st.bf16 && p.N >= p.K) {
+      b_req = memory::desc({p.K, p.N}, memory::data_type::f32, memory::format_tag::ba);
+      pd = make_pd();
+    }
+    e->prim = dnnl::matmul(pd);
+    e->b_md = pd.weights_desc();
+    e->scratch_md = pd.scratchpad_desc();
   }
-  e->prim = dnnl::matmul(pd);
-  e->b_md = pd.weights_desc();
-  e->scratch_md = pd.scratchpad_desc();
   if (e->a_compute != e->a_md) e->a_reorder = make_reorder(e->a_md, e->a_compute);
   if (e->b_md != e->b_plain) e->b_reorder = make_reorder(e->b_plain, e->b_md);
   if (packable) {

@@ -1,6 +1,8 @@
 // One 2-D matrix product on oneDNN's matmul primitive, shared by MatMul, Gemm and
 // FusedMatMul: Y[M,N] = alpha * op(A) op(B) (+ bias[N]) (+ beta * Y as it was) then the
-// activation. The primitive per problem shape is cached in the node's state; a constant B is
+// activation. With a constant B where oneDNN's matmul is gemm-based (CPUs without AVX-512),
+// the product runs as a 1x1 convolution over M pixels instead, on B packed once in the
+// convolution's blocked layout (matmul_core.cc says why). The primitive per problem shape is cached in the node's state; a constant B is
 // reordered once into the layout the primitive prefers. In bf16 compute (the node's
 // compute_precision = "bf16") A and a computed B are converted to bf16 per run, a constant B
 // once; accumulation and Y stay f32.
@@ -40,6 +42,9 @@ struct MatMulState final : KernelState {
   // When a primitive takes B in its plain layout, its "packed" form is the plain B itself:
   // this keeps that storage alive after the session releases its copy.
   Tensor plain_held;
+  // Whether a constant B is packed as a 1x1 convolution's weights (and its products run as
+  // that convolution): -1 until the first packable product decides, then 0 or 1.
+  int packed_as_conv = -1;
 
   bool holds_constant(int input) const override { return input == b_index && !packed.empty(); }
   void constant_released(int input) override {
