@@ -91,28 +91,6 @@ OSPREY_INLINE void sum_middle_impl(const float* x, float* y, int64_t o_begin, in
   }
 }
 
-// e^x for x <= 0 (the softmax's x - max) or NaN, branch-free so that it vectorizes: Cephes'
-// expf (x = n ln2 + r, |r| <= ln2/2, a degree-6 polynomial in r, times 2^n built in the
-// exponent bits). n is rounded with the 1.5 * 2^23 trick, exact for |n| < 2^22. Below -87 the
-// result is 0 (2^n would leave the normal range).
-OSPREY_INLINE float exp_nonpositive(float x) {
-  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
-  const float xc = x < -87.0f ? -87.0f : x;
-  const float t = xc * 1.44269504088896341f + kRound;
-  const float n = t - kRound;
-  const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
-  const int32_t ni = std::bit_cast<int32_t>(t) - std::bit_cast<int32_t>(kRound);
-  const float two_n = std::bit_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(ni + 127) << 23));
-  return x < -87.0f ? 0.0f : p * two_n;
-}
-
 // Floats in GCC's generic vector types: 8 lanes for the AVX variants (one register), 4 for the
 // baseline one (one SSE register), with the selects that the vectorizer would not make from the
 // scalar loops above. Each target variant lowers them to its own instructions.
@@ -143,7 +121,11 @@ OSPREY_INLINE F vmax(F a, F b) {
   return a > b ? a : b;
 }
 
-// exp_nonpositive on every lane; I is the integer vector of F's size.
+// e^x for x <= 0 (the softmax's x - max) or NaN, on every lane of F (float, or a vector of
+// floats; I is the int32 type of F's size), branch-free: Cephes' expf (x = n ln2 + r,
+// |r| <= ln2/2, a degree-6 polynomial in r, times 2^n built in the exponent bits). n is rounded
+// with the 1.5 * 2^23 trick, exact for |n| < 2^22. Below -87 the result is 0 (2^n would leave
+// the normal range).
 template <class F, class I>
 OSPREY_INLINE F exp_nonpositive(F x) {
   const F round = splat<F>(12582912.0f);
@@ -227,7 +209,7 @@ OSPREY_INLINE void softmax_impl(float* s, int64_t rows, int64_t n, const float* 
     float sum = 0;
     for (int j = 0; j < W; ++j) sum += a0[j];
     for (; k < n; ++k) {
-      const float e = exp_nonpositive(p[k] - m);
+      const float e = exp_nonpositive<float, int32_t>(p[k] - m);
       p[k] = e;
       sum += e;
     }
