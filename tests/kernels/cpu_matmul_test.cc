@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cpu_test_harness.h"
+#include "kernels/cpu/dnnl_common.h"
 
 namespace osprey::testing {
 namespace {
@@ -133,6 +134,24 @@ TEST(CpuGemm, BadCIsAClearError) {
   expect_invalid(
       fast.run({random_tensor({2, 3}, 1), random_tensor({3, 4}, 2), random_tensor({3, 4}, 3)}),
       "cannot be broadcast");
+}
+
+// A thread's map of bound memory objects starts again when full, before an execution binds
+// its arguments: with a capacity below one execution's argument count, every execution finds
+// it full. Clearing it in the middle of binding freed the objects just bound (a crash under
+// AddressSanitizer once a long test run had filled the map).
+TEST(CpuMatMul, BoundMemoryMapRestartsBetweenExecutionsNotDuringOne) {
+  cpu::set_bound_memory_capacity(2);
+  uint32_t seed = 90;
+  for (Shape a : {Shape{3, 16}, Shape{2, 5, 16}, Shape{1, 16}}) {
+    SCOPED_TRACE(shape_to_string(a));
+    const Shape z = a.size() == 3 ? Shape{a[0], a[1], 12} : Shape{a[0], 12};
+    check_against_reference("FusedMatMul", "com.osprey", {},
+                            {random_tensor(a, seed), random_tensor({16, 12}, seed + 1),
+                             random_tensor({12}, seed + 2), random_tensor(z, seed + 3)});
+    seed += 4;
+  }
+  cpu::set_bound_memory_capacity(4096);
 }
 
 // ---- FusedMatMul: Y = act(A . B + bias + Z)

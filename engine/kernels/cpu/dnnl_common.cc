@@ -4,6 +4,7 @@
 
 #include <omp.h>
 
+#include <atomic>
 #include <cstdlib>
 
 namespace osprey::cpu {
@@ -114,7 +115,7 @@ namespace {
 // The memory objects a thread binds run buffers through, per (primitive, argument id). A key
 // whose primitive was destroyed and whose address was reused by another keeps working: the
 // descriptor is compared on every use and the object remade when it differs. Capped: past
-// kMaxBound objects (many shapes over a long time) the map starts again.
+// max_bound objects (many shapes over a long time) the map starts again.
 struct BoundKey {
   const void* prim;
   int id;
@@ -125,13 +126,26 @@ struct BoundKeyHash {
     return std::hash<const void*>()(k.prim) * 31 + static_cast<size_t>(k.id);
   }
 };
-constexpr size_t kMaxBound = 4096;
+std::atomic<size_t> max_bound{4096};
+
+using BoundMap = std::unordered_map<BoundKey, dnnl::memory, BoundKeyHash>;
+
+BoundMap& thread_bound() {
+  thread_local BoundMap bound;
+  return bound;
+}
+
+// Called once per execution, before its arguments are bound: clearing the map in the middle
+// of binding one execution's arguments would free the memory objects bound just before.
+void make_room_for(size_t args) {
+  BoundMap& bound = thread_bound();
+  if (bound.size() + args > max_bound.load(std::memory_order_relaxed)) bound.clear();
+}
 
 dnnl_memory_t bind(const void* prim, int id, const dnnl::memory::desc& md, const void* data) {
-  thread_local std::unordered_map<BoundKey, dnnl::memory, BoundKeyHash> bound;
+  BoundMap& bound = thread_bound();
   auto it = bound.find({prim, id});
   if (it == bound.end() || it->second.get_desc() != md) {
-    if (it == bound.end() && bound.size() >= kMaxBound) bound.clear();
     dnnl::memory m(md, dnnl_engine(), const_cast<void*>(data));
     bound[{prim, id}] = m;
     return m.get();
@@ -156,6 +170,7 @@ void execute_bound(const dnnl::primitive& prim, const ExecArgs& args, const dnnl
   dnnl_exec_arg_t c_args[ExecArgs::kMax + 1];
   int n = 0;
   const void* key = prim.get();
+  make_room_for(static_cast<size_t>(args.size()) + 1);
   for (int i = 0; i < args.size(); ++i) {
     const ExecArg& a = args[i];
     c_args[n++] = {a.id, a.mem ? a.mem->get() : bind(key, a.id, *a.md, a.data)};
@@ -169,6 +184,8 @@ void execute_bound(const dnnl::primitive& prim, const ExecArgs& args, const dnnl
   s.wait();
 }
 }  // namespace
+
+void set_bound_memory_capacity(size_t objects) { max_bound.store(objects, std::memory_order_relaxed); }
 
 void execute(const dnnl::primitive& prim, const ExecArgs& args, const dnnl::memory::desc& scratch_md) {
   execute_bound(prim, args, &scratch_md);

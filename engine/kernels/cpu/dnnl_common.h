@@ -109,6 +109,10 @@ class ExecArgs {
 // for (each concurrent run is on its own thread, so nothing is shared between runs).
 void execute(const dnnl::primitive& prim, const ExecArgs& args, const dnnl::memory::desc& scratch_md);
 
+// The most memory objects a thread keeps bound (default 4096); past it the thread's map starts
+// again, before an execution binds its arguments. For tests, which lower it to reach that case.
+void set_bound_memory_capacity(size_t objects);
+
 // A reorder primitive between two layouts of the same tensor, and its execution: between two
 // memory objects (load-time packing), or between this run's buffers (no heap once warm).
 dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to);

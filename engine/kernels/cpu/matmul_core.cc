@@ -39,12 +39,14 @@ dnnl::primitive_attr product_attr(const MatMulState& st, const Product2D& p) {
 // the convolution picks (packed once). Where oneDNN's matmul is gemm-based (no AVX-512), its
 // gemm repacks B on every call; jit_1x1 reads B packed. On AVX2, one core, interleaved:
 // 0.7-0.97x the gemm's time at 128 rows (BERT-base and MiniLM shapes), 0.23-0.64x at 1-8
-// rows (classifier heads), the gap widest when B comes from memory rather than cache.
+// rows (classifier heads), the gap widest when B comes from memory rather than cache. A
+// single output column is the exception (3.6x slower hot at 128x384x1): it stays a matmul.
 // Without `any_impl`, only oneDNN's jit_1x1 kernel is taken (the state has not decided yet);
 // with it, whatever convolution oneDNN offers (the state's B is already packed for one).
 std::optional<dnnl::convolution_forward::primitive_desc> conv_product_pd(const MatMulState& st,
                                                                          const Product2D& p,
                                                                          bool any_impl) {
+  if (p.N < 2) return std::nullopt;
   using Tag = memory::format_tag;
   const auto f32 = memory::data_type::f32;
   const memory::desc src({1, p.K, 1, p.M}, f32, Tag::nhwc), dst({1, p.N, 1, p.M}, f32, Tag::nhwc);
