@@ -61,13 +61,7 @@ Status layer_normalization(KernelContext& ctx) { return run(ctx); }
 
 // com.osprey LayerNormalization: the ONNX-17 op with output Y only and float32 X, Scale, B.
 Status fused_layer_normalization(KernelContext& ctx) {
-  for (int i = 1; i < ctx.num_outputs(); ++i)
-    if (ctx.output_requested(i))
-      return invalid_argument("com.osprey LayerNormalization has only the output Y");
-  for (int i = 0; i < 3; ++i)
-    if (ctx.has_input(i) &&
-        (!ctx.input_value(i).is_tensor() || ctx.input(i).dtype() != DType::kFloat32))
-      return invalid_argument(i == 0 ? "X" : i == 1 ? "Scale" : "B", " must be a float32 tensor");
+  OSPREY_RETURN_IF_ERROR(ref::check_fused_layer_norm(ctx));
   return run(ctx);
 }
 

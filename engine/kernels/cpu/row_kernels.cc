@@ -1,6 +1,6 @@
-// The loops live in always-inline templates with no target of their own; each ISA variant is a
-// thin function with a target attribute that inlines them, so the same source is vectorized for
-// AVX-512, for AVX2+FMA and for baseline x86-64 (SSE2).
+// The loops live in always-inline templates with no target of their own; run_avx512, run_avx2
+// and run_generic are thin function templates with a target attribute that inline them, so the
+// same source is vectorized for AVX-512, for AVX2+FMA and for baseline x86-64 (SSE2).
 #include "kernels/cpu/row_kernels.h"
 
 #include <algorithm>
@@ -219,48 +219,47 @@ OSPREY_INLINE void softmax_impl(float* s, int64_t rows, int64_t n, const float* 
   }
 }
 
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma")))
-void softmax_avx512(float* s, int64_t rows, int64_t n, const float* mask, int64_t mrs,
-                    int64_t mks) {
-  softmax_impl<F8, I8>(s, rows, n, mask, mrs, mks);
+// The kernels as types, so that one set of target variants below serves them all. F and I are
+// the vector types of the variant (softmax uses them; the others vectorize plain loops).
+struct LayerNormKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(A... a) {
+    layer_norm_impl(a...);
+  }
+};
+struct SumMiddleKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(A... a) {
+    sum_middle_impl(a...);
+  }
+};
+struct SoftmaxKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(A... a) {
+    softmax_impl<F, I>(a...);
+  }
+};
+
+template <class Kernel, class... A>
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma"))) void run_avx512(A... a) {
+  Kernel::template run<F8, I8>(a...);
 }
-__attribute__((target("avx2,fma")))
-void softmax_avx2(float* s, int64_t rows, int64_t n, const float* mask, int64_t mrs, int64_t mks) {
-  softmax_impl<F8, I8>(s, rows, n, mask, mrs, mks);
+template <class Kernel, class... A>
+__attribute__((target("avx2,fma"))) void run_avx2(A... a) {
+  Kernel::template run<F8, I8>(a...);
 }
-void softmax_generic(float* s, int64_t rows, int64_t n, const float* mask, int64_t mrs,
-                     int64_t mks) {
-  softmax_impl<F4, I4>(s, rows, n, mask, mrs, mks);
+template <class Kernel, class... A>
+void run_generic(A... a) {
+  Kernel::template run<F4, I4>(a...);
 }
 
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma")))
-void layer_norm_avx512(const float* x, float* y, int64_t rows, int64_t m, const float* scale,
-                       const float* bias, double eps) {
-  layer_norm_impl(x, y, rows, m, scale, bias, eps);
-}
-__attribute__((target("avx2,fma")))
-void layer_norm_avx2(const float* x, float* y, int64_t rows, int64_t m, const float* scale,
-                     const float* bias, double eps) {
-  layer_norm_impl(x, y, rows, m, scale, bias, eps);
-}
-void layer_norm_generic(const float* x, float* y, int64_t rows, int64_t m, const float* scale,
-                        const float* bias, double eps) {
-  layer_norm_impl(x, y, rows, m, scale, bias, eps);
-}
-
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma")))
-void sum_middle_avx512(const float* x, float* y, int64_t o_begin, int64_t o_end, int64_t r,
-                       int64_t inner, double mult) {
-  sum_middle_impl(x, y, o_begin, o_end, r, inner, mult);
-}
-__attribute__((target("avx2,fma")))
-void sum_middle_avx2(const float* x, float* y, int64_t o_begin, int64_t o_end, int64_t r,
-                     int64_t inner, double mult) {
-  sum_middle_impl(x, y, o_begin, o_end, r, inner, mult);
-}
-void sum_middle_generic(const float* x, float* y, int64_t o_begin, int64_t o_end, int64_t r,
-                        int64_t inner, double mult) {
-  sum_middle_impl(x, y, o_begin, o_end, r, inner, mult);
+template <class Kernel, class... A>
+void dispatch(VectorIsa isa, A... a) {
+  switch (isa) {
+    case VectorIsa::avx512: return run_avx512<Kernel>(a...);
+    case VectorIsa::avx2: return run_avx2<Kernel>(a...);
+    case VectorIsa::generic: return run_generic<Kernel>(a...);
+  }
 }
 
 }  // namespace
@@ -296,29 +295,17 @@ VectorIsa best_vector_isa() {
 
 void layer_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int64_t m,
                      const float* scale, const float* bias, double eps) {
-  switch (isa) {
-    case VectorIsa::avx512: return layer_norm_avx512(x, y, rows, m, scale, bias, eps);
-    case VectorIsa::avx2: return layer_norm_avx2(x, y, rows, m, scale, bias, eps);
-    case VectorIsa::generic: return layer_norm_generic(x, y, rows, m, scale, bias, eps);
-  }
+  dispatch<LayerNormKernel>(isa, x, y, rows, m, scale, bias, eps);
 }
 
 void sum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t o_begin, int64_t o_end,
                      int64_t r, int64_t inner, double mult) {
-  switch (isa) {
-    case VectorIsa::avx512: return sum_middle_avx512(x, y, o_begin, o_end, r, inner, mult);
-    case VectorIsa::avx2: return sum_middle_avx2(x, y, o_begin, o_end, r, inner, mult);
-    case VectorIsa::generic: return sum_middle_generic(x, y, o_begin, o_end, r, inner, mult);
-  }
+  dispatch<SumMiddleKernel>(isa, x, y, o_begin, o_end, r, inner, mult);
 }
 
 void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float* mask,
                   int64_t mask_row_stride, int64_t mask_key_stride) {
-  switch (isa) {
-    case VectorIsa::avx512: return softmax_avx512(s, rows, n, mask, mask_row_stride, mask_key_stride);
-    case VectorIsa::avx2: return softmax_avx2(s, rows, n, mask, mask_row_stride, mask_key_stride);
-    case VectorIsa::generic: return softmax_generic(s, rows, n, mask, mask_row_stride, mask_key_stride);
-  }
+  dispatch<SoftmaxKernel>(isa, s, rows, n, mask, mask_row_stride, mask_key_stride);
 }
 
 }  // namespace osprey::cpu

@@ -26,12 +26,12 @@
 #include "kernels/reference/activation.h"
 #include "kernels/reference/common.h"
 #include "kernels/reference/gemm_core.h"
+#include "kernels/reference/reduction_util.h"
 
 namespace osprey::ref {
 
 Status conv(KernelContext& ctx);                 // conv.cc
 Status max_pool(KernelContext& ctx);             // pool.cc
-Status layer_normalization(KernelContext& ctx);  // normalization.cc
 
 namespace {
 
@@ -260,13 +260,18 @@ Status gelu(KernelContext& ctx) {
   return Status::Ok();
 }
 
-// LayerNormalization in the com.osprey domain: the ONNX-17 kernel, output Y only.
-Status fused_layer_normalization(KernelContext& ctx) {
+Status check_fused_layer_norm(const KernelContext& ctx) {
   for (int i = 0; i < 3; ++i)
     OSPREY_RETURN_IF_ERROR(require_float32(ctx, i, i == 0 ? "X" : i == 1 ? "Scale" : "B"));
   for (int i = 1; i < ctx.num_outputs(); ++i)
     if (ctx.output_requested(i))
       return invalid_argument("com.osprey LayerNormalization has only the output Y");
+  return Status::Ok();
+}
+
+// LayerNormalization in the com.osprey domain: the ONNX-17 kernel, output Y only.
+Status fused_layer_normalization(KernelContext& ctx) {
+  OSPREY_RETURN_IF_ERROR(check_fused_layer_norm(ctx));
   return layer_normalization(ctx);
 }
 
