@@ -6,6 +6,7 @@
 #include <cmath>
 #include <thread>
 
+#include "kernels/cpu/conv_taps.h"
 #include "model_builder.h"
 #include "osprey/session.h"
 
@@ -234,6 +235,41 @@ TEST(PackedConstants, ConvWeightsArePackedFromInferredShapesAndReleased) {
     for (int64_t i = 0; i < g.numel(); ++i)
       ASSERT_NEAR(g.data<float>()[i], w.data<float>()[i], 1e-4) << "batch " << batch << " element " << i;
   }
+}
+
+TEST(PackedConstants, ConvWeightsInTheTapFormAreReleasedAndNewShapesAgree) {
+  // A 3x3 convolution in the tap form (one packed 1x1 product per kernel row): its plain weights
+  // are released at load, and batches not seen at load run from the packed rows.
+  cpu::set_conv_tap_policy(cpu::TapPolicy::kAlways);
+  ModelBuilder m;
+  m.input("x", onnx::TensorProto::FLOAT, {-1, 8, 6, 6}).output("y");
+  m.initializer("W", {12, 8, 3, 3}, pattern(12 * 8 * 9, 0.3f, 0.7f));
+  m.initializer("B", {12}, pattern(12, 0.2f, 0.1f));
+  ints_attr(m.node("Conv", {"x", "W", "B"}, {"c"}), "pads", {1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"y"});
+  SessionOptions at_load;
+  auto fast = Session::load_from_bytes(m.bytes(), at_load);
+  SessionOptions plain;
+  plain.optimization_level = 0;
+  auto ref = Session::load_from_bytes(m.bytes(), plain);
+  ASSERT_TRUE(fast.ok() && ref.ok());
+  const int64_t before = cpu::tap_convolutions_run();
+  for (const Shape& s : std::vector<Shape>{{1, 8, 6, 6}, {1, 8, 6, 6}, {3, 8, 6, 6}, {2, 8, 6, 6}}) {
+    Tensor x(DType::kFloat32, s);
+    const auto v = pattern(static_cast<size_t>(x.numel()), 1.0f, 0.4f);
+    std::copy(v.begin(), v.end(), x.data<float>());
+    auto got = (*fast)->run({{"x", x}});
+    auto want = (*ref)->run({{"x", x}});
+    ASSERT_TRUE(got.ok() && want.ok()) << got.status().to_string();
+    const Tensor &g = (*got)[0].second, &w = (*want)[0].second;
+    ASSERT_EQ(g.shape(), w.shape());
+    for (int64_t i = 0; i < g.numel(); ++i)
+      ASSERT_NEAR(g.data<float>()[i], w.data<float>()[i], 1e-4) << shape_to_string(s) << " element " << i;
+  }
+  EXPECT_EQ(cpu::tap_convolutions_run(), before + 4);
+  const std::string dump = (*fast)->graph_dump();
+  EXPECT_NE(dump.find("float32[12,8,3,3] (held packed by its readers)"), std::string::npos) << dump;
+  cpu::set_conv_tap_policy(cpu::TapPolicy::kAuto);
 }
 
 }  // namespace

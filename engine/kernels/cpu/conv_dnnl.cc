@@ -7,11 +7,14 @@
 // channels-last convolutions runs without reorders (the channels_last pass makes such chains). Constant weights are reordered once per weights layout and kept in the node's
 // state, together with a small cache of primitives per input shape. FusedConv adds the bias,
 // the residual Z (sum post-op) and the activation (eltwise post-ops) inside the primitive.
+// A channels-last 2-D convolution with constant weights may instead run one 1x1 product per
+// kernel row over copied pixels (conv_taps.h), decided once per node at its first build.
 // With compute_precision = "bf16" (the session's fast mode) the source is converted to bf16
 // per run and the weights once, the primitive accumulates in f32 and writes f32.
 #include <cstring>
 #include <optional>
 
+#include "kernels/cpu/conv_taps.h"
 #include "kernels/cpu/dnnl_common.h"
 #include "kernels/reference/nn_util.h"
 
@@ -28,6 +31,7 @@ struct ConvEntry {
   memory::desc src_plain, src_md, w_plain, w_md, dst_plain, dst_md, bias_md, scratch_md;
   std::optional<dnnl::reorder> src_reorder, dst_reorder, z_reorder, w_reorder;
   memory packed_weights;  // weights in w_md when they are constant; empty otherwise
+  std::shared_ptr<const TapConv> taps;  // set when the node runs in the tap form
 };
 
 struct ConvState final : KernelState {
@@ -48,8 +52,15 @@ struct ConvState final : KernelState {
   // When a primitive takes W in its plain layout, its "packed" form is the plain W itself:
   // this keeps that storage alive after the session releases its copy.
   Tensor plain_held;
+  // Whether the node runs in the tap form (conv_taps.h): -1 until its first build with constant
+  // weights decides, for every shape after it (so released weights are always held in the form
+  // later shapes need). tap_rows holds the row weights packed for it.
+  int taps = -1;
+  std::vector<std::shared_ptr<const TapRows>> tap_rows;
 
-  bool holds_constant(int input) const override { return input == 1 && !packed.empty(); }
+  bool holds_constant(int input) const override {
+    return input == 1 && (!packed.empty() || !tap_rows.empty());
+  }
   void constant_released(int input) override {
     if (input != 1) return;
     weights = Tensor();
@@ -172,6 +183,18 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   e->dst_md = pd.dst_desc();
   e->w_md = pd.weights_desc();
   e->scratch_md = pd.scratchpad_desc();
+  if (packable && cl && group == 1 && !st.bf16 && win.nd == 2 && shape_numel(win.kernel) > 1 &&
+      st.taps != 0) {
+    TapProblem tp{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0], win.out[1],
+                  win.strides[0], win.strides[1], win.dilations[0], win.dilations[1],
+                  win.pad_begin[0], win.pad_begin[1], has_bias, has_z};
+    if (st.taps < 0) st.taps = taps_pay(tp, pd.impl_info_str()) ? 1 : 0;
+    if (st.taps == 1) {
+      const float* w = st.weights_released ? nullptr : st.weights.data<float>();
+      OSPREY_ASSIGN_OR_RETURN(e->taps, build_taps(tp, st.act, w, &st.tap_rows));
+      return std::shared_ptr<const ConvEntry>(e);
+    }
+  }
   if (e->src_md != e->src_plain) e->src_reorder = make_reorder(e->src_plain, e->src_md);
   if (e->dst_md != e->dst_plain) {
     e->dst_reorder = make_reorder(e->dst_md, e->dst_plain);
@@ -245,6 +268,13 @@ Status run_conv(KernelContext& ctx, bool fused) {
       return unimplemented("convolution over an empty input with a non-empty output");
     }
     use_threads(threads);
+    if (e->taps) {
+      if (has_z && ctx.input(3).raw_data() != y.raw_data())
+        std::memcpy(y.raw_data(), ctx.input(3).raw_data(), y.nbytes());
+      run_taps(*e->taps, x.data<float>(), has_bias ? ctx.input(2).data<float>() : nullptr,
+               y.data<float>(), ctx.pool());
+      return Status::Ok();
+    }
     Buffer src_buf, w_buf, dst_buf;  // only where a layout differs from the tensors' own
     ExecArgs args;
     if (e->src_reorder) {

@@ -1,0 +1,81 @@
+// A channels-last 2-D convolution (group 1) run one kernel row at a time: for kernel row r, the
+// input pixels under that row's taps are copied side by side ([pixels, KW * C], "im2row"), and a
+// 1x1 convolution with the row's weights ([M, KW * C], packed once) adds them into Y. Bias and a
+// residual Z go with the first row, the activation with the last (oneDNN post-ops), so Y is
+// written once per row and the result is that of the direct convolution.
+//
+// Why: without AVX-512, oneDNN 2.6's direct convolution (jit:avx2) runs 3x3 layers with many
+// channels on small images (ResNet's 14x14 and 7x7 stages, the stride-2 ones) at 45-70 GFLOP/s
+// on one core, while its 1x1 kernel (jit_1x1:avx2) runs at the FMA peak. Copying the rows costs
+// a few percent of the product. Pixels are taken in blocks so that a row's copy stays within
+// kTapBlockBytes whatever the image size.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "kernels/cpu/dnnl_common.h"
+#include "threading/thread_pool.h"
+
+namespace osprey::cpu {
+
+// kAuto: the tap form where it pays (see taps_pay); kAlways: wherever it applies (tests use it
+// to check the form on any machine); kNever: direct convolutions only.
+enum class TapPolicy { kAuto, kAlways, kNever };
+void set_conv_tap_policy(TapPolicy policy);
+TapPolicy conv_tap_policy();
+// How many times run_taps has run in this process (tests check that the form was taken).
+int64_t tap_convolutions_run();
+
+// The most bytes one row's copied pixels take (the pixel block is sized to fit).
+constexpr size_t kTapBlockBytes = size_t{4} << 20;
+
+// A 2-D channels-last convolution with one group, as the tap form sees it.
+struct TapProblem {
+  int64_t N = 0, C = 0, H = 0, W = 0;  // input [N, H, W, C]
+  int64_t M = 0, KH = 0, KW = 0;       // weights [M, C, KH, KW]
+  int64_t OH = 0, OW = 0;
+  int64_t stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_top = 0, pad_left = 0;
+  bool has_bias = false, has_z = false;
+};
+
+// Whether the tap form should run `p` under the current policy, given the direct primitive
+// oneDNN would use: with kAuto, when that primitive is the AVX2 direct kernel and C >= 128
+// (below that the direct kernel keeps up: ResNet's 64-channel 56x56 stage).
+bool taps_pay(const TapProblem& p, const char* direct_impl);
+
+// The row weights packed for one 1x1 primitive's layout: rows[r] holds kernel row r.
+struct TapRows {
+  dnnl::memory::desc md;
+  std::vector<dnnl::memory> rows;
+};
+
+// The primitives of one problem (immutable once built; shared by concurrent runs).
+struct TapConv {
+  TapProblem p;
+  int64_t block = 0;  // pixels per block; the last block may be shorter
+  struct Step {       // one 1x1 primitive over `pixels` pixels
+    dnnl::convolution_forward prim;
+    dnnl::memory::desc src_md, dst_md, w_md, scratch_md;
+  };
+  // steps[size][role]: size 0 = full blocks, 1 = the tail block (when it is shorter);
+  // role 0 = the first row, 1 = a middle row, 2 = the last row (roles a kernel does not have
+  // stay empty). All share one weights layout, rows->md.
+  Step steps[2][3];
+  int64_t tail = 0;
+  dnnl::memory::desc bias_md;
+  std::shared_ptr<const TapRows> rows;
+};
+
+// Builds the primitives for `p` (with the activation's post-ops). `packed` holds the row weights
+// already packed for this node (empty at first): the new primitives reuse a form in their layout,
+// or one is added, reordered from the plain weights `w` (when given) or from packed.front().
+Result<std::shared_ptr<const TapConv>> build_taps(
+    const TapProblem& p, const Activation& act, const float* w,
+    std::vector<std::shared_ptr<const TapRows>>* packed);
+
+// Runs it: x is [N, H, W, C], y is [N, OH, OW, M] (holding Z already when p.has_z), bias is
+// [M] or null.
+void run_taps(const TapConv& t, const float* x, const float* bias, float* y, ThreadPool* pool);
+
+}  // namespace osprey::cpu

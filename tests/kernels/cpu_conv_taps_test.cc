@@ -1,0 +1,250 @@
+// The tap form of channels-last convolutions (kernels/cpu/conv_taps.h): one 1x1 product per kernel
+// row over copied pixels, checked against the reference FusedConv on shapes that reach every
+// piece (first / middle / last rows, one-row kernels, padding on every side, strides, dilations,
+// several pixel blocks with a shorter tail, batches, bias, residual Z, activations), and against
+// the direct form.
+#include <gtest/gtest.h>
+
+#include "cpu_test_harness.h"
+#include "kernels/cpu/conv_taps.h"
+#include "kernels/cpu/dnnl_common.h"
+
+namespace osprey::testing {
+namespace {
+
+using cpu::TapPolicy;
+
+// Sets the tap policy for one scope.
+class PolicyScope {
+ public:
+  explicit PolicyScope(TapPolicy p) : old_(cpu::conv_tap_policy()) { cpu::set_conv_tap_policy(p); }
+  ~PolicyScope() { cpu::set_conv_tap_policy(old_); }
+
+ private:
+  TapPolicy old_;
+};
+
+struct Case {
+  const char* name;
+  Shape x_nhwc, w;  // X [N, H, W, C], W [M, C, KH, KW]
+  Attrs attrs;
+  bool bias, residual;
+};
+
+std::vector<Case> cases() {
+  return {
+      {"3x3_pad1_relu_batch2",
+       {2, 9, 9, 16},
+       {24, 16, 3, 3},
+       {{"pads", ints_attr({1, 1, 1, 1})}, {"activation", string_attr("Relu")}},
+       true,
+       false},
+      {"3x3_stride2_asymmetric_pads_residual_clip",
+       {1, 11, 10, 12},
+       {20, 12, 3, 3},
+       {{"strides", ints_attr({2, 2})},
+        {"pads", ints_attr({1, 0, 0, 1})},
+        {"activation", string_attr("Clip")},
+        {"activation_params", floats_attr({-0.5f, 0.5f})}},
+       true,
+       true},
+      {"5x3_dilated_no_bias",
+       {1, 13, 12, 8},
+       {16, 8, 5, 3},
+       {{"dilations", ints_attr({2, 3})}, {"pads", ints_attr({2, 3, 4, 1})}},
+       false,
+       false},
+      {"1x3_one_row_residual_sigmoid",
+       {2, 6, 7, 9},
+       {5, 9, 1, 3},
+       {{"pads", ints_attr({0, 1, 0, 1})}, {"activation", string_attr("Sigmoid")}},
+       true,
+       true},
+      {"2x2_stride2_first_and_last_rows",
+       {1, 8, 8, 16},
+       {8, 16, 2, 2},
+       {{"strides", ints_attr({2, 2})}},
+       true,
+       false},
+      {"same_upper_stride3_residual",
+       {1, 10, 14, 7},
+       {6, 7, 3, 3},
+       {{"auto_pad", string_attr("SAME_UPPER")}, {"strides", ints_attr({3, 2})}},
+       false,
+       true},
+  };
+}
+
+Attrs channels_last(Attrs a) {
+  a["channels_last"] = int_attr(1);
+  return a;
+}
+
+TEST(CpuConvTaps, MatchesReferenceOnEveryPiece) {
+  PolicyScope always(TapPolicy::kAlways);
+  ThreadPool pool2(2);
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const Attrs attrs = channels_last(c.attrs);
+    const Tensor x = random_tensor(c.x_nhwc, 1), w = random_tensor(c.w, 2),
+                 b = random_tensor({c.w[0]}, 3);
+    NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
+    auto shape_run = ref.run({x, w, c.bias ? b : Tensor()});
+    ASSERT_TRUE(shape_run.ok()) << shape_run.status().to_string();
+    const Tensor z = c.residual ? random_tensor(shape_run->shape(), 4) : Tensor();
+    const std::vector<Tensor> in = {x, w, c.bias ? b : Tensor(), z};
+    auto want = ref.run(in);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
+    ASSERT_TRUE(fast.prepare_status().ok()) << fast.prepare_status().to_string();
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+      const int64_t before = cpu::tap_convolutions_run();
+      auto got = fast.run(in, pool);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      EXPECT_EQ(cpu::tap_convolutions_run(), before + 1) << "the tap form did not run";
+      expect_close(*got, *want);
+    }
+  }
+}
+
+TEST(CpuConvTaps, AgreesWithTheDirectFormAndMutationsAreCaught) {
+  const Case c = cases()[0];
+  const Attrs attrs = channels_last(c.attrs);
+  const Tensor x = random_tensor(c.x_nhwc, 5), w = random_tensor(c.w, 6),
+               b = random_tensor({c.w[0]}, 7);
+  Tensor direct, taps;
+  {
+    PolicyScope never(TapPolicy::kNever);
+    NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
+    const int64_t before = cpu::tap_convolutions_run();
+    auto y = fast.run({x, w, b});
+    ASSERT_TRUE(y.ok());
+    EXPECT_EQ(cpu::tap_convolutions_run(), before);
+    direct = *y;
+  }
+  {
+    PolicyScope always(TapPolicy::kAlways);
+    NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
+    auto y = fast.run({x, w, b});
+    ASSERT_TRUE(y.ok());
+    taps = *y;
+  }
+  expect_close(taps, direct, 1e-5);
+  // One changed weight (kernel row 2, tap 1) moves the result: the rows are not mixed up.
+  Tensor w2 = w.clone();
+  w2.data<float>()[2 * 3 + 1] += 0.01f;
+  PolicyScope always(TapPolicy::kAlways);
+  NodeRunner moved("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w2});
+  auto y2 = moved.run({x, w2, b});
+  ASSERT_TRUE(y2.ok());
+  EXPECT_FALSE(bit_equal(*y2, taps));
+}
+
+TEST(CpuConvTaps, TwoPixelBlocksWithATailAgreeWithTheDirectForm) {
+  // 3 * 128 * 4 bytes per pixel: 2730 pixels per block, so 3600 pixels are two blocks, the second
+  // shorter. (The reference kernel's column buffer would exceed its element limit here; the
+  // direct form is checked against the reference in cpu_conv_test.cc.)
+  const Attrs attrs =
+      channels_last({{"pads", ints_attr({1, 1, 1, 1})}, {"activation", string_attr("Relu")}});
+  const Tensor x = random_tensor({1, 60, 60, 128}, 12), w = random_tensor({8, 128, 3, 3}, 13),
+               b = random_tensor({8}, 14), z = random_tensor({1, 60, 60, 8}, 15);
+  Result<Tensor> direct = Tensor(), taps = Tensor();
+  {
+    PolicyScope never(TapPolicy::kNever);
+    NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
+    direct = fast.run({x, w, b, z});
+  }
+  PolicyScope always(TapPolicy::kAlways);
+  ThreadPool pool2(2);
+  NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+    const int64_t before = cpu::tap_convolutions_run();
+    taps = fast.run({x, w, b, z}, pool);
+    ASSERT_TRUE(direct.ok() && taps.ok());
+    EXPECT_EQ(cpu::tap_convolutions_run(), before + 1);
+    expect_close(*taps, *direct, 1e-5);
+  }
+}
+
+TEST(CpuConvTaps, DecisionIsKeptForLaterShapesAndBatches) {
+  // The first run decides; later shapes (other batches and image sizes) keep the form and agree.
+  PolicyScope always(TapPolicy::kAlways);
+  const Attrs attrs = channels_last({{"pads", ints_attr({1, 1, 1, 1})}});
+  const Tensor w = random_tensor({16, 8, 3, 3}, 8);
+  NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
+  NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
+  for (const Shape& s : std::vector<Shape>{{1, 7, 7, 8}, {3, 7, 7, 8}, {1, 12, 5, 8}}) {
+    SCOPED_TRACE(shape_to_string(s));
+    const Tensor x = random_tensor(s, 9);
+    const int64_t before = cpu::tap_convolutions_run();
+    auto got = fast.run({x, w});
+    auto want = ref.run({x, w});
+    ASSERT_TRUE(got.ok() && want.ok());
+    EXPECT_EQ(cpu::tap_convolutions_run(), before + 1);
+    expect_close(*got, *want);
+  }
+}
+
+// The implementation oneDNN picks for the direct nhwc convolution of x [1, C, H, W] by w.
+std::string direct_impl(int64_t C, int64_t H, int64_t M) {
+  using dnnl::memory;
+  const auto nhwc = memory::format_tag::nhwc;
+  const memory::desc src({1, C, H, H}, memory::data_type::f32, nhwc),
+      dst({1, M, H, H}, memory::data_type::f32, nhwc),
+      w({M, C, 3, 3}, memory::data_type::f32, memory::format_tag::any);
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
+                                    dnnl::algorithm::convolution_direct, src, w, dst, {1, 1},
+                                    {1, 1}, {1, 1});
+  return dnnl::convolution_forward::primitive_desc(d, cpu::dnnl_engine()).impl_info_str();
+}
+
+TEST(CpuConvTaps, AutoTakesTheTapFormWhereTheDirectKernelIsAvx2AndChannelsAreMany) {
+  PolicyScope automatic(TapPolicy::kAuto);
+  const Attrs attrs = channels_last({{"pads", ints_attr({1, 1, 1, 1})}});
+  for (const int64_t C : {64, 128}) {
+    SCOPED_TRACE(C);
+    const Tensor x = random_tensor({1, 7, 7, C}, 16), w = random_tensor({16, C, 3, 3}, 17);
+    NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
+    NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
+    const int64_t before = cpu::tap_convolutions_run();
+    auto got = fast.run({x, w});
+    auto want = ref.run({x, w});
+    ASSERT_TRUE(got.ok() && want.ok());
+    const bool expected = C >= 128 && direct_impl(C, 7, 16) == "jit:avx2";
+    EXPECT_EQ(cpu::tap_convolutions_run(), before + (expected ? 1 : 0)) << direct_impl(C, 7, 16);
+    expect_close(*got, *want);
+  }
+}
+
+TEST(CpuConvTaps, NotUsedWhereItDoesNotApply) {
+  // Grouped, 1x1, NCHW and computed (non-constant) weights run the direct form even with kAlways.
+  PolicyScope always(TapPolicy::kAlways);
+  struct Other {
+    const char* name;
+    Shape x, w;
+    Attrs attrs;
+    bool constant_w;
+  };
+  const std::vector<Other> others = {
+      {"grouped", {1, 6, 6, 8}, {8, 2, 3, 3}, channels_last({{"group", int_attr(4)}}), true},
+      {"pointwise", {1, 6, 6, 8}, {4, 8, 1, 1}, channels_last({}), true},
+      {"nchw", {1, 8, 6, 6}, {4, 8, 3, 3}, {}, true},
+      {"computed_weights", {1, 6, 6, 8}, {4, 8, 3, 3}, channels_last({}), false},
+  };
+  for (const auto& o : others) {
+    SCOPED_TRACE(o.name);
+    const Tensor x = random_tensor(o.x, 10), w = random_tensor(o.w, 11);
+    NodeRunner fast("FusedConv", "com.osprey", 1, o.attrs, Device::cpu,
+                    {Tensor(), o.constant_w ? w : Tensor()});
+    NodeRunner ref("FusedConv", "com.osprey", 1, o.attrs, Device::ref);
+    const int64_t before = cpu::tap_convolutions_run();
+    auto got = fast.run({x, w});
+    auto want = ref.run({x, w});
+    ASSERT_TRUE(got.ok() && want.ok()) << got.status().to_string();
+    EXPECT_EQ(cpu::tap_convolutions_run(), before);
+    expect_close(*got, *want);
+  }
+}
+
+}  // namespace
+}  // namespace osprey::testing
