@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -197,7 +198,8 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
     OSPREY_ASSIGN_OR_RETURN(PeakResult p, measure_peak(threads > 0 ? threads : 1));
     peak = model_peak(p, count_flops(profile.nodes), l.p50);
   }
-  const ProfileSummary prof = profiles.summary(kProfileTopNodes);
+  const ProfileSummary prof = profiles.summary(
+      args.profile_top > 0 ? static_cast<size_t>(args.profile_top) : std::numeric_limits<size_t>::max());
 
   if (args.json) {
     std::string j = "{";
@@ -309,8 +311,11 @@ Action add_bench_command(CLI::App& app) {
                 "threads (Conv/ConvTranspose/Gemm/MatMul FLOPs from a profiled run's shapes)");
   cmd->add_flag("--profile", args->profile,
                 "Time every node of every timed run: ms per run, share and count per op type, "
-                "and the 15 slowest nodes (control-flow subgraphs count toward their parent "
-                "node; latencies include the timing overhead)");
+                "and the slowest nodes (--profile-top; control-flow subgraphs count toward their "
+                "parent node; latencies include the timing overhead)");
+  cmd->add_option("--profile-top", args->profile_top,
+                  "How many of the slowest nodes --profile lists (0 = every node)")
+      ->check(CLI::Range(0, 1000000));
   cmd->add_option("--sessions", args->sessions,
                   "Load N sessions of the model and run them at the same time, each from its own "
                   "thread (--warmup and --iterations per session): latency over all runs, "
@@ -382,6 +387,8 @@ Action add_bench_command(CLI::App& app) {
                 "debugging with one process, or where a child process cannot be started; its RSS "
                 "then includes this process's)");
   return [args, cmd]() -> Status {
+    if (cmd->count("--profile-top") && !args->profile)
+      return invalid_argument("bench: --profile-top goes with --profile");
     if (args->models.empty()) {
       if (!args->peak)
         return invalid_argument("bench: MODEL is required (except with --peak alone)");

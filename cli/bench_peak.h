@@ -13,9 +13,6 @@
 
 namespace osprey::cli {
 
-// Top nodes listed by --profile.
-inline constexpr size_t kProfileTopNodes = 15;
-
 // The peak on `threads` threads (>= 1) with the widest ISA this CPU has.
 Result<PeakResult> measure_peak(int threads);
 

@@ -177,6 +177,7 @@ ok bench-profile "$OSPREY" bench "$RELU" --warmup 1 --iterations 4 --profile
 contains bench-profile-heading 'op type +ms/run +share +count'
 contains bench-profile-relu '^Relu +[0-9.]+ +100\.0% +1$'
 contains bench-profile-top 'top 1 nodes by time'
+err bench-profile-top-alone 'goes with --profile' "$OSPREY" bench "$RELU" --profile-top 3
 ok bench-peak "$OSPREY" bench --peak --threads 1
 contains bench-peak-line '^peak: +[0-9.]+ GFLOP/s fp32 on 1 thread'
 contains bench-peak-isa '^isa: +(avx512f|avx2\+fma)'

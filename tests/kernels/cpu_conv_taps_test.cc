@@ -12,17 +12,24 @@
 namespace osprey::testing {
 namespace {
 
-using cpu::TapPolicy;
+using cpu::ConvForm;
+using TapPolicy = cpu::FormPolicy;
 
-// Sets the tap policy for one scope.
+// Sets the tap form's policy for one scope.
 class PolicyScope {
  public:
-  explicit PolicyScope(TapPolicy p) : old_(cpu::conv_tap_policy()) { cpu::set_conv_tap_policy(p); }
-  ~PolicyScope() { cpu::set_conv_tap_policy(old_); }
+  explicit PolicyScope(TapPolicy p) : old_(cpu::conv_form_policy(ConvForm::kTaps)) {
+    cpu::set_conv_form_policy(ConvForm::kTaps, p);
+  }
+  ~PolicyScope() { cpu::set_conv_form_policy(ConvForm::kTaps, old_); }
 
  private:
   TapPolicy old_;
 };
+
+int64_t tap_runs() {
+  return cpu::conv_form_runs(ConvForm::kTaps);
+}
 
 struct Case {
   const char* name;
@@ -98,10 +105,10 @@ TEST(CpuConvTaps, MatchesReferenceOnEveryPiece) {
     NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
     ASSERT_TRUE(fast.prepare_status().ok()) << fast.prepare_status().to_string();
     for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-      const int64_t before = cpu::tap_convolutions_run();
+      const int64_t before = tap_runs();
       auto got = fast.run(in, pool);
       ASSERT_TRUE(got.ok()) << got.status().to_string();
-      EXPECT_EQ(cpu::tap_convolutions_run(), before + 1) << "the tap form did not run";
+      EXPECT_EQ(tap_runs(), before + 1) << "the tap form did not run";
       expect_close(*got, *want);
     }
   }
@@ -116,10 +123,10 @@ TEST(CpuConvTaps, AgreesWithTheDirectFormAndMutationsAreCaught) {
   {
     PolicyScope never(TapPolicy::kNever);
     NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
-    const int64_t before = cpu::tap_convolutions_run();
+    const int64_t before = tap_runs();
     auto y = fast.run({x, w, b});
     ASSERT_TRUE(y.ok());
-    EXPECT_EQ(cpu::tap_convolutions_run(), before);
+    EXPECT_EQ(tap_runs(), before);
     direct = *y;
   }
   {
@@ -158,10 +165,10 @@ TEST(CpuConvTaps, TwoPixelBlocksWithATailAgreeWithTheDirectForm) {
   ThreadPool pool2(2);
   NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
   for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-    const int64_t before = cpu::tap_convolutions_run();
+    const int64_t before = tap_runs();
     taps = fast.run({x, w, b, z}, pool);
     ASSERT_TRUE(direct.ok() && taps.ok());
-    EXPECT_EQ(cpu::tap_convolutions_run(), before + 1);
+    EXPECT_EQ(tap_runs(), before + 1);
     expect_close(*taps, *direct, 1e-5);
   }
 }
@@ -176,11 +183,11 @@ TEST(CpuConvTaps, DecisionIsKeptForLaterShapesAndBatches) {
   for (const Shape& s : std::vector<Shape>{{1, 7, 7, 8}, {3, 7, 7, 8}, {1, 12, 5, 8}}) {
     SCOPED_TRACE(shape_to_string(s));
     const Tensor x = random_tensor(s, 9);
-    const int64_t before = cpu::tap_convolutions_run();
+    const int64_t before = tap_runs();
     auto got = fast.run({x, w});
     auto want = ref.run({x, w});
     ASSERT_TRUE(got.ok() && want.ok());
-    EXPECT_EQ(cpu::tap_convolutions_run(), before + 1);
+    EXPECT_EQ(tap_runs(), before + 1);
     expect_close(*got, *want);
   }
 }
@@ -206,12 +213,12 @@ TEST(CpuConvTaps, AutoTakesTheTapFormWhereTheDirectKernelIsAvx2AndChannelsAreMan
     const Tensor x = random_tensor({1, 7, 7, C}, 16), w = random_tensor({16, C, 3, 3}, 17);
     NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
     NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
-    const int64_t before = cpu::tap_convolutions_run();
+    const int64_t before = tap_runs();
     auto got = fast.run({x, w});
     auto want = ref.run({x, w});
     ASSERT_TRUE(got.ok() && want.ok());
     const bool expected = C >= 128 && direct_impl(C, 7, 16) == "jit:avx2";
-    EXPECT_EQ(cpu::tap_convolutions_run(), before + (expected ? 1 : 0)) << direct_impl(C, 7, 16);
+    EXPECT_EQ(tap_runs(), before + (expected ? 1 : 0)) << direct_impl(C, 7, 16);
     expect_close(*got, *want);
   }
 }
@@ -237,11 +244,11 @@ TEST(CpuConvTaps, NotUsedWhereItDoesNotApply) {
     NodeRunner fast("FusedConv", "com.osprey", 1, o.attrs, Device::cpu,
                     {Tensor(), o.constant_w ? w : Tensor()});
     NodeRunner ref("FusedConv", "com.osprey", 1, o.attrs, Device::ref);
-    const int64_t before = cpu::tap_convolutions_run();
+    const int64_t before = tap_runs();
     auto got = fast.run({x, w});
     auto want = ref.run({x, w});
     ASSERT_TRUE(got.ok() && want.ok()) << got.status().to_string();
-    EXPECT_EQ(cpu::tap_convolutions_run(), before);
+    EXPECT_EQ(tap_runs(), before);
     expect_close(*got, *want);
   }
 }
