@@ -196,7 +196,9 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
       if (!r.ok()) return run_failure(r.status(), prepared, "run failed (profiled run for --peak)");
     }
     OSPREY_ASSIGN_OR_RETURN(PeakResult p, measure_peak(threads > 0 ? threads : 1));
-    peak = model_peak(p, count_flops(profile.nodes), l.p50);
+    GraphFlops flops = count_flops(profile.nodes);
+    flops.flops *= static_cast<double>(profile.items);  // an item-by-item run's shapes are one item's
+    peak = model_peak(p, flops, l.p50);
   }
   const ProfileSummary prof = profiles.summary(
       args.profile_top > 0 ? static_cast<size_t>(args.profile_top) : std::numeric_limits<size_t>::max());
@@ -210,6 +212,7 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
     key("version", json_string(OSPREY_VERSION));
     key("threads", std::to_string(threads));
     key("batch", std::to_string(batch));
+    key("batch_split", json_string(session.batch_split_summary()));
     key("warmup", std::to_string(args.warmup));
     key("iterations", std::to_string(l.count));
     key("duration_s", json_number(args.duration_s));
@@ -244,9 +247,10 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
   for (const auto& p : prepared)
     std::printf("input:      %s %s (%s)\n", p.name.c_str(),
                 format_type(p.tensor.dtype(), p.tensor.shape()).c_str(), p.source.c_str());
-  std::printf("threads:    %s   batch: %lld\n",
+  std::printf("threads:    %s   batch: %lld%s\n",
               threads > 0 ? std::to_string(threads).c_str() : "engine default",
-              static_cast<long long>(batch));
+              static_cast<long long>(batch),
+              batch > 1 ? (" (" + session.batch_split_summary() + ")").c_str() : "");
   std::printf("load:       %.2f ms\n", m.load_ms);
   std::printf("runs:       %d warmup + %zu timed in %.3f s\n", args.warmup, l.count, res.total_s);
   std::printf("latency:    p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f  min %.3f  max %.3f ms\n", l.p50,

@@ -50,9 +50,11 @@ Status inspect(const InspectArgs& args) {
   for (const auto& [op, n] : ops) width = std::max(width, op.size());
   std::printf("ops:%s\n", ops.empty() ? " (none)" : "");
   for (const auto& [op, n] : ops) std::printf("  %-*s %d\n", static_cast<int>(width), op.c_str(), n);
-  if (args.optimized)
+  if (args.optimized) {
     std::printf("\noptimized graph (optimization level %d, precision %s):\n%s", args.level,
                 args.precision.c_str(), s.graph_dump().c_str());
+    std::printf("batches: %s\n", s.batch_split_summary().c_str());
+  }
   return Status::Ok();
 }
 

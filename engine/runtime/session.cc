@@ -1,13 +1,17 @@
 #include "osprey/session.h"
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
 
+#include "kernels/cpu/cpu_capabilities.h"
 #include "kernels/registry.h"
 #include "onnx/onnx_import.h"
 #include "passes/graph_dump.h"
 #include "passes/pass_manager.h"
+#include "runtime/batch_split.h"
 #include "runtime/executor.h"
 #include "runtime/packed_constants.h"
 #include "runtime/run_memory.h"
@@ -50,8 +54,17 @@ class SessionImpl {
   Status resolve_kernels();
   Status check_input(const TensorInfo& info, const Tensor& t,
                      std::map<std::string, int64_t>* symbols) const;
+  // Batches run item by item (options.batch_split and runtime/batch_split.h); when not, why.
+  bool split_batches = false;
+  std::string split_obstacle;
+
   Result<std::vector<NamedValue>> run(const std::vector<NamedValue>& inputs,
                                       RunProfile* profile) const;
+  // The checked inputs' run: the whole batch at once, or item by item.
+  Result<std::vector<NamedValue>> run_checked(const std::vector<NamedValue>& given,
+                                              std::vector<Value> frame, RunProfile* profile) const;
+  Result<std::vector<NamedValue>> run_items(const std::vector<NamedValue>& given, int64_t items,
+                                            RunProfile* profile) const;
 };
 
 namespace {
@@ -144,6 +157,76 @@ Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& 
       if (g.values[static_cast<size_t>(id)].type.kind == ir::ValueType::Kind::kOptional) continue;
       return invalid_argument("missing input '", i.name, "' (", i.to_string(), ")");
     }
+  if (split_batches) {
+    int64_t items = 0;
+    for (const auto& [name, value] : given)
+      if (value.is_tensor() && std::find_if(inputs.begin(), inputs.end(), [&](const TensorInfo& i) {
+            return i.name == name;
+          }) != inputs.end())
+        items = value.tensor.dim(0);
+    if (items > 1) return run_items(given, items, profile);
+  }
+  return run_checked(given, std::move(frame), profile);
+}
+
+Result<std::vector<NamedValue>> SessionImpl::run_items(const std::vector<NamedValue>& given,
+                                                       int64_t items, RunProfile* profile) const {
+  // Each batched input's item i is a view of its slice; the outputs are concatenated.
+  std::vector<NamedValue> item = given;
+  std::vector<NamedValue> out;
+  RunProfile item_profile;
+  for (int64_t i = 0; i < items; ++i) {
+    for (size_t k = 0; k < given.size(); ++k) {
+      const auto& [name, v] = given[k];
+      const bool batched = v.is_tensor() && std::any_of(inputs.begin(), inputs.end(),
+                                                        [&](const TensorInfo& t) { return t.name == name; });
+      if (!batched) continue;
+      Shape s = v.tensor.shape();
+      s[0] = 1;
+      const size_t bytes = v.tensor.nbytes() / static_cast<size_t>(items);
+      auto* base = static_cast<char*>(const_cast<void*>(v.tensor.raw_data()));
+      item[k].second = Value(Tensor::wrap(v.tensor.dtype(), s, base + static_cast<size_t>(i) * bytes, nullptr));
+    }
+    std::vector<Value> frame(graph->values.size());
+    for (const auto& [name, v] : item) frame[static_cast<size_t>(input_ids.at(name))] = v;
+    OSPREY_ASSIGN_OR_RETURN(auto part, run_checked(item, std::move(frame), profile ? &item_profile : nullptr));
+    if (i == 0) {
+      for (auto& [name, v] : part) {
+        if (!v.is_tensor() || v.tensor.dtype() == DType::kString)
+          return internal_error("item-by-item run: output '", name, "' is not a numeric tensor");
+        Shape s = v.tensor.shape();
+        s[0] *= items;
+        OSPREY_ASSIGN_OR_RETURN(Tensor whole, Tensor::create_uninitialized(v.tensor.dtype(), s,
+                                                                           options.max_tensor_elements));
+        out.emplace_back(name, Value(std::move(whole)));
+      }
+    }
+    for (size_t k = 0; k < part.size(); ++k) {
+      const Tensor& p = part[k].second.tensor;
+      Tensor& whole = out[k].second.tensor;
+      if (!part[k].second.is_tensor() || p.nbytes() * static_cast<size_t>(items) != whole.nbytes())
+        return internal_error("item-by-item run: output '", part[k].first, "' changed shape between items");
+      std::memcpy(static_cast<char*>(whole.raw_data()) + static_cast<size_t>(i) * p.nbytes(), p.raw_data(), p.nbytes());
+    }
+    if (profile) {
+      if (i == 0) {
+        profile->nodes = item_profile.nodes;
+      } else {
+        for (size_t j = 0; j < profile->nodes.size() && j < item_profile.nodes.size(); ++j)
+          profile->nodes[j].ms += item_profile.nodes[j].ms;
+      }
+      profile->memory = item_profile.memory;
+      profile->items = items;
+    }
+  }
+  return out;
+}
+
+Result<std::vector<NamedValue>> SessionImpl::run_checked(const std::vector<NamedValue>& given,
+                                                         std::vector<Value> frame,
+                                                         RunProfile* profile) const {
+  (void)given;
+  const ir::Graph& g = *graph;
   // Pins this calling thread's OpenMP workers before oneDNN or parallel_for use them
   // (options.pin_threads; a no-op otherwise and once they are pinned).
   pool->pin_team();
@@ -226,6 +309,16 @@ Result<std::unique_ptr<SessionImpl>> build_session(const SessionOptions& options
     if (!g.initializers.count(id)) impl->inputs.push_back(info_of(v));
   }
   for (int id : g.outputs) impl->outputs.push_back(info_of(g.values[static_cast<size_t>(id)]));
+  impl->split_obstacle = batch_split_obstacle(g);
+  if (options.batch_split == BatchSplit::kOff) {
+    if (impl->split_obstacle.empty()) impl->split_obstacle = "batch_split is off";
+  } else if (impl->split_obstacle.empty() && options.batch_split == BatchSplit::kAuto) {
+    if (!has_convolution(g))
+      impl->split_obstacle = "no convolution: batched products reuse their weights";
+    else if (cpu::avx512_kernels_available())
+      impl->split_obstacle = "AVX-512 CPU: measured only without AVX-512";
+  }
+  impl->split_batches = impl->split_obstacle.empty();
   return impl;
 }
 }  // namespace
@@ -258,6 +351,9 @@ const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs;
 const ModelStats& Session::stats() const { return impl_->stats; }
 const SessionOptions& Session::options() const { return impl_->options; }
 std::string Session::graph_dump() const { return passes::dump_graph(*impl_->graph); }
+std::string Session::batch_split_summary() const {
+  return impl_->split_batches ? "item by item" : "whole batch (" + impl_->split_obstacle + ")";
+}
 
 SessionMemoryUsage Session::memory_usage() const { return impl_->memory.usage(); }
 

@@ -18,6 +18,12 @@ enum class Precision { kExact, kFast };
 // "exact" / "fast".
 const char* precision_name(Precision p);
 
+// Whether a batch runs one item at a time (see Session::batch_split_summary): kAuto for
+// convolutional graphs separable along axis 0 on CPUs without AVX-512 (where it was measured
+// faster: the whole batch falls out of the caches between layers); kOn whenever the graph is
+// separable; kOff never.
+enum class BatchSplit { kAuto, kOn, kOff };
+
 struct SessionOptions {
   // Worker threads for one run; 0 = what sched_getaffinity and the cgroup CPU quota allow.
   int threads = 0;
@@ -32,6 +38,7 @@ struct SessionOptions {
   // ops (see docs/ARCHITECTURE.md, Optimization passes).
   int optimization_level = 2;
   Precision precision = Precision::kExact;
+  BatchSplit batch_split = BatchSplit::kAuto;
   // Upper bound on the elements of any one tensor (declared or computed). Shapes above
   // this are refused before anything is allocated.
   int64_t max_tensor_elements = int64_t{1} << 31;

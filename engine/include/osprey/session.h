@@ -76,7 +76,10 @@ struct SessionMemoryUsage {
 
 // Per-node timings of one run, in execution order, and where its outputs lived.
 struct RunProfile {
+  // Run item by item (SessionOptions::batch_split): each node's ms is summed over the items,
+  // its shapes are one item's, and `items` says how many there were (1: the batch at once).
   std::vector<NodeTiming> nodes;
+  int64_t items = 1;
   RunMemoryStats memory;
 };
 
@@ -100,6 +103,8 @@ class Session {
   // one line per node (op, name, inputs -> outputs, key attributes), subgraphs indented.
   // Stable text, for review and golden dumps (`osprey inspect --optimized`).
   std::string graph_dump() const;
+  // How a batch (first input dim > 1) runs: "item by item", or "whole batch (<why>)".
+  std::string batch_split_summary() const;
 
   // Runs the model. Every required input must be given; inputs with defaults
   // (initializers) may be overridden. Outputs come back in declared order.

@@ -45,4 +45,9 @@ const std::string& bf16_probe_implementation() {
   return probe().impl;
 }
 
+bool avx512_kernels_available() {
+  const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
+  return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+}
+
 }  // namespace osprey::cpu

@@ -15,4 +15,7 @@ bool bf16_compute_available();
 // the error it gave; for messages.
 const std::string& bf16_probe_implementation();
 
+// True when oneDNN runs AVX-512 kernels here (the CPU has them and ONEDNN_MAX_CPU_ISA allows).
+bool avx512_kernels_available();
+
 }  // namespace osprey::cpu
