@@ -25,6 +25,7 @@ struct BenchArgs {
   bool peak = false;     // measure the fp32 FMA peak; with MODEL, achieved GFLOP/s vs it
   bool profile = false;  // per-op timing over the timed runs
   int profile_top = 15;  // slowest nodes --profile lists (0 = all)
+  std::string batch_split = "auto";  // SessionOptions::batch_split: auto | on | off
   int sessions = 1;      // sessions of the model run concurrently, each from its own thread
   // Comparison mode.
   std::vector<std::string> frameworks;

@@ -136,6 +136,9 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
     return invalid_argument("bench: one model runs at one --precision (fp32 or fast); give a "
                             "list only when comparing frameworks");
   options.precision = args.precisions.front() == "fast" ? Precision::kFast : Precision::kExact;
+  options.batch_split = args.batch_split == "on"    ? BatchSplit::kOn
+                        : args.batch_split == "off" ? BatchSplit::kOff
+                                                    : BatchSplit::kAuto;
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(model, options));
   const Session& session = *m.session;
   spec.generator.max_elements = session.options().max_tensor_elements;
@@ -317,6 +320,11 @@ Action add_bench_command(CLI::App& app) {
                 "Time every node of every timed run: ms per run, share and count per op type, "
                 "and the slowest nodes (--profile-top; control-flow subgraphs count toward their "
                 "parent node; latencies include the timing overhead)");
+  cmd->add_option("--batch-split", args->batch_split,
+                  "How a batch runs (single-model mode): auto (item by item for convolutional "
+                  "graphs separable along the batch, on CPUs without AVX-512), on (whenever "
+                  "separable) or off (the whole batch at once)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   cmd->add_option("--profile-top", args->profile_top,
                   "How many of the slowest nodes --profile lists (0 = every node)")
       ->check(CLI::Range(0, 1000000));

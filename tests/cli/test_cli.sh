@@ -178,6 +178,7 @@ contains bench-profile-heading 'op type +ms/run +share +count'
 contains bench-profile-relu '^Relu +[0-9.]+ +100\.0% +1$'
 contains bench-profile-top 'top 1 nodes by time'
 err bench-profile-top-alone 'goes with --profile' "$OSPREY" bench "$RELU" --profile-top 3
+err bench-batch-split-bad 'batch-split' "$OSPREY" bench "$RELU" --batch-split sometimes
 ok bench-peak "$OSPREY" bench --peak --threads 1
 contains bench-peak-line '^peak: +[0-9.]+ GFLOP/s fp32 on 1 thread'
 contains bench-peak-isa '^isa: +(avx512f|avx2\+fma)'
@@ -244,6 +245,26 @@ TXT
   ok dyn-bench-batch "$OSPREY" bench "$DYN" --batch 8 --iterations 3 --warmup 0 --json
   contains dyn-bench-batch-json '"batch": 8'
   contains dyn-bench-batch-shape '"shape": \[8, 3\]'
+  # How a batch runs: k has no named first dim, so DYN keeps the whole batch; a Relu over x [N,3]
+  # alone runs item by item when asked.
+  contains dyn-bench-batch-split '"batch_split": "whole batch \(input .k. has no named symbolic first dim\)"'
+  BATCHED="$TMP/batched.onnx"
+  protoc --encode=onnx.ModelProto -I"$(dirname "$PROTO")" "$PROTO" >"$BATCHED" <<'TXT'
+ir_version: 8
+opset_import { domain: "" version: 17 }
+graph {
+  name: "batched"
+  node { op_type: "Relu" input: "x" output: "y" }
+  input { name: "x" type { tensor_type { elem_type: 1 shape { dim { dim_param: "N" } dim { dim_value: 3 } } } } }
+  output { name: "y" type { tensor_type { elem_type: 1 } } }
+}
+TXT
+  ok bench-batch-split-on "$OSPREY" bench "$BATCHED" --warmup 1 --iterations 2 --batch 3 --batch-split on
+  contains bench-batch-split-on-line 'batch: 3 \(item by item\)'
+  ok bench-batch-split-off "$OSPREY" bench "$BATCHED" --warmup 1 --iterations 2 --batch 3 --batch-split off
+  contains bench-batch-split-off-line 'batch: 3 \(whole batch \(batch_split is off\)\)'
+  ok inspect-batches "$OSPREY" inspect "$BATCHED" --optimized
+  contains inspect-batches-line '^batches: whole batch \(no convolution'
 else
   echo "test_cli: protoc or $PROTO missing; skipping symbolic-dim cases" >&2
 fi
