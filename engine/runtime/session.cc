@@ -61,8 +61,7 @@ class SessionImpl {
   Result<std::vector<NamedValue>> run(const std::vector<NamedValue>& inputs,
                                       RunProfile* profile) const;
   // The checked inputs' run: the whole batch at once, or item by item.
-  Result<std::vector<NamedValue>> run_checked(const std::vector<NamedValue>& given,
-                                              std::vector<Value> frame, RunProfile* profile) const;
+  Result<std::vector<NamedValue>> run_checked(std::vector<Value> frame, RunProfile* profile) const;
   Result<std::vector<NamedValue>> run_items(const std::vector<NamedValue>& given, int64_t items,
                                             RunProfile* profile) const;
 };
@@ -129,7 +128,10 @@ Status SessionImpl::check_input(const TensorInfo& info, const Tensor& t,
 
 Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& given,
                                                  RunProfile* profile) const {
-  if (profile) profile->nodes.clear();
+  if (profile) {
+    profile->nodes.clear();
+    profile->items = 1;
+  }
   const ir::Graph& g = *graph;
   std::vector<Value> frame(g.values.size());  // initializers are read from `constants`
   std::set<std::string> seen;
@@ -166,7 +168,7 @@ Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& 
         items = value.tensor.dim(0);
     if (items > 1) return run_items(given, items, profile);
   }
-  return run_checked(given, std::move(frame), profile);
+  return run_checked(std::move(frame), profile);
 }
 
 Result<std::vector<NamedValue>> SessionImpl::run_items(const std::vector<NamedValue>& given,
@@ -187,9 +189,10 @@ Result<std::vector<NamedValue>> SessionImpl::run_items(const std::vector<NamedVa
       auto* base = static_cast<char*>(const_cast<void*>(v.tensor.raw_data()));
       item[k].second = Value(Tensor::wrap(v.tensor.dtype(), s, base + static_cast<size_t>(i) * bytes, nullptr));
     }
+    item_profile.nodes.clear();  // the executor appends
     std::vector<Value> frame(graph->values.size());
     for (const auto& [name, v] : item) frame[static_cast<size_t>(input_ids.at(name))] = v;
-    OSPREY_ASSIGN_OR_RETURN(auto part, run_checked(item, std::move(frame), profile ? &item_profile : nullptr));
+    OSPREY_ASSIGN_OR_RETURN(auto part, run_checked(std::move(frame), profile ? &item_profile : nullptr));
     if (i == 0) {
       for (auto& [name, v] : part) {
         if (!v.is_tensor() || v.tensor.dtype() == DType::kString)
@@ -222,10 +225,8 @@ Result<std::vector<NamedValue>> SessionImpl::run_items(const std::vector<NamedVa
   return out;
 }
 
-Result<std::vector<NamedValue>> SessionImpl::run_checked(const std::vector<NamedValue>& given,
-                                                         std::vector<Value> frame,
+Result<std::vector<NamedValue>> SessionImpl::run_checked(std::vector<Value> frame,
                                                          RunProfile* profile) const {
-  (void)given;
   const ir::Graph& g = *graph;
   // Pins this calling thread's OpenMP workers before oneDNN or parallel_for use them
   // (options.pin_threads; a no-op otherwise and once they are pinned).

@@ -110,6 +110,11 @@ TEST(BatchSplit, ProfileSumsTheItems) {
   EXPECT_EQ(one.items, 1);
   EXPECT_EQ(four.items, 4);
   ASSERT_EQ(one.nodes.size(), four.nodes.size());
+  // The same profile object, reused for a batch of 1, reads one item again.
+  RunProfile reused = four;
+  ASSERT_TRUE(split->run({{"x", ramp({1, 3, 8, 8})}}, &reused).ok());
+  EXPECT_EQ(reused.items, 1);
+  EXPECT_EQ(reused.nodes.size(), one.nodes.size());
   for (const auto& t : four.nodes)
     if (!t.input_shapes.empty() && !t.input_shapes[0].empty() && t.op_type.find("Conv") != std::string::npos)
       EXPECT_EQ(t.input_shapes[0][0], 1) << "an item's shapes";
