@@ -62,6 +62,10 @@ class SessionImpl {
                                       RunProfile* profile) const;
   // The checked inputs' run: the whole batch at once, or item by item.
   Result<std::vector<NamedValue>> run_checked(std::vector<Value> frame, RunProfile* profile) const;
+  // A non-initializer graph input: when the batch is split, its first dim is the batch.
+  bool batched_input(const std::string& name) const {
+    return std::any_of(inputs.begin(), inputs.end(), [&](const TensorInfo& t) { return t.name == name; });
+  }
   Result<std::vector<NamedValue>> run_items(const std::vector<NamedValue>& given, int64_t items,
                                             RunProfile* profile) const;
 };
@@ -160,12 +164,9 @@ Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& 
       return invalid_argument("missing input '", i.name, "' (", i.to_string(), ")");
     }
   if (split_batches) {
-    int64_t items = 0;
+    int64_t items = 0;  // the batch: every non-initializer input's first dim (one symbol)
     for (const auto& [name, value] : given)
-      if (value.is_tensor() && std::find_if(inputs.begin(), inputs.end(), [&](const TensorInfo& i) {
-            return i.name == name;
-          }) != inputs.end())
-        items = value.tensor.dim(0);
+      if (value.is_tensor() && batched_input(name)) items = value.tensor.dim(0);
     if (items > 1) return run_items(given, items, profile);
   }
   return run_checked(std::move(frame), profile);
@@ -180,9 +181,7 @@ Result<std::vector<NamedValue>> SessionImpl::run_items(const std::vector<NamedVa
   for (int64_t i = 0; i < items; ++i) {
     for (size_t k = 0; k < given.size(); ++k) {
       const auto& [name, v] = given[k];
-      const bool batched = v.is_tensor() && std::any_of(inputs.begin(), inputs.end(),
-                                                        [&](const TensorInfo& t) { return t.name == name; });
-      if (!batched) continue;
+      if (!v.is_tensor() || !batched_input(name)) continue;
       Shape s = v.tensor.shape();
       s[0] = 1;
       const size_t bytes = v.tensor.nbytes() / static_cast<size_t>(items);
