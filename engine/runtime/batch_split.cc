@@ -191,8 +191,10 @@ class Checker {
     if (is(n, "Gelu", true)) return elementwise(n, 1);
     if (is(n, "Clip")) return batched(in(n, 0)) ? elementwise(n, 1) : "its input is not the batched one";
     if (n.domain.empty() && binary.count(n.op_type)) return elementwise(n, n.inputs.size());
-    if (is(n, "Dropout"))
-      return n.outputs.size() > 1 && n.outputs[1] != ir::kNoValue ? "its mask output is read" : "";
+    if (is(n, "Dropout")) {
+      if (n.outputs.size() > 1 && n.outputs[1] != ir::kNoValue) return "its mask output is read";
+      return n.inputs.size() == 1 && batched(in(n, 0)) ? "" : "may drop at random (ratio or training_mode given)";
+    }
     if (is(n, "Conv") || is(n, "FusedConv", true)) {
       const bool z_ok = in(n, 3) == ir::kNoValue || batched(in(n, 3));
       return batched(in(n, 0)) && absent_or_const(in(n, 1)) && absent_or_const(in(n, 2)) && z_ok
@@ -237,7 +239,14 @@ class Checker {
       for (size_t i = 1; i < n.inputs.size(); ++i)
         if (!absent_or_const(n.inputs[i]) && !(i == 3 && batched(n.inputs[i])))
           return "B or the bias is not constant";
-      return batched(in(n, 0)) && rank(in(n, 0)) >= 2 ? "" : "A is not batched rows";
+      const int64_t ra = rank(in(n, 0));
+      if (!batched(in(n, 0)) || ra < 2) return "A is not batched rows";
+      // B's leading dims broadcast against A's: they may not add axes before the batch or
+      // broadcast along it.
+      const Tensor* b = constant(in(n, 1));
+      if (!b || b->rank() > ra || (b->rank() == ra && ra >= 3 && b->dim(0) != 1))
+        return "B broadcasts along axis 0";
+      return "";
     }
     if (is(n, "Gemm")) {
       if (int_attr(n, "transA", 0) != 0) return "A is transposed";

@@ -185,6 +185,18 @@ TEST(BatchSplit, ObstaclesKeepTheWholeBatchAndAreNamed) {
          m.node("Mul", {"x", "nf"}, {"y"});
        },
        "reads the batch size"},
+      {"weights_add_leading_axes",
+       [](ModelBuilder& m) {
+         m.initializer("b3", {3, 4, 2}, cyclic_values(24, -1.0f, 0.1f, 24));
+         m.node("MatMul", {"x", "b3"}, {"y"});
+       },
+       "B broadcasts along axis 0"},
+      {"dropout_with_ratio",
+       [](ModelBuilder& m) {
+         m.initializer("ratio", {}, {0.5f});
+         m.node("Dropout", {"x", "ratio"}, {"y"});
+       },
+       "may drop at random"},
       {"fixed_first_dim", [](ModelBuilder& m) { m.node("Relu", {"x"}, {"y"}); }, "no named symbolic first dim",
        {2, 4}},
       {"unknown_op", [](ModelBuilder& m) { m.node("CumSum", {"x", "x"}, {"y"}); }, "not an op the split knows"},
