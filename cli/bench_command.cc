@@ -418,6 +418,10 @@ Action add_bench_command(CLI::App& app) {
         return invalid_argument(
             "bench: --peak and --profile are single-model options (one MODEL, one --threads and "
             "--batch value, no comparison options)");
+      if (cmd->count("--batch-split"))
+        return invalid_argument(
+            "bench: --batch-split is a single-model option; a comparison runs Osprey as it loads "
+            "by default (batch split auto)");
       return bench_compare(*args, cmd);
     }
     return bench_single(*args, cmd);

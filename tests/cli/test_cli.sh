@@ -179,6 +179,7 @@ contains bench-profile-relu '^Relu +[0-9.]+ +100\.0% +1$'
 contains bench-profile-top 'top 1 nodes by time'
 err bench-profile-top-alone 'goes with --profile' "$OSPREY" bench "$RELU" --profile-top 3
 err bench-batch-split-bad 'batch-split' "$OSPREY" bench "$RELU" --batch-split sometimes
+err bench-batch-split-compare 'single-model option' "$OSPREY" bench "$RELU" --frameworks osprey --batch-split off
 ok bench-peak "$OSPREY" bench --peak --threads 1
 contains bench-peak-line '^peak: +[0-9.]+ GFLOP/s fp32 on 1 thread'
 contains bench-peak-isa '^isa: +(avx512f|avx2\+fma)'

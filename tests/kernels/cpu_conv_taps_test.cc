@@ -12,23 +12,11 @@
 namespace osprey::testing {
 namespace {
 
-using cpu::ConvForm;
-using TapPolicy = cpu::FormPolicy;
-
-// Sets the tap form's policy for one scope.
-class PolicyScope {
- public:
-  explicit PolicyScope(TapPolicy p) : old_(cpu::conv_form_policy(ConvForm::kTaps)) {
-    cpu::set_conv_form_policy(ConvForm::kTaps, p);
-  }
-  ~PolicyScope() { cpu::set_conv_form_policy(ConvForm::kTaps, old_); }
-
- private:
-  TapPolicy old_;
-};
+using cpu::TapPolicy;
+using PolicyScope = cpu::TapPolicyScope;
 
 int64_t tap_runs() {
-  return cpu::conv_form_runs(ConvForm::kTaps);
+  return cpu::tap_convolutions_run();
 }
 
 struct Case {

@@ -247,7 +247,7 @@ TEST(PackedConstants, ConvWeightsArePackedFromInferredShapesAndReleased) {
 TEST(PackedConstants, ConvWeightsInTheTapFormAreReleasedAndNewShapesAgree) {
   // A 3x3 convolution in the tap form (one packed 1x1 product per kernel row): its plain weights
   // are released at load, and batches not seen at load run from the packed rows.
-  cpu::set_conv_form_policy(cpu::ConvForm::kTaps, cpu::FormPolicy::kAlways);
+  const cpu::TapPolicyScope always(cpu::TapPolicy::kAlways);
   ModelBuilder m;
   m.input("x", onnx::TensorProto::FLOAT, {-1, 8, 6, 6}).output("y");
   m.initializer("W", {12, 8, 3, 3}, pattern(12 * 8 * 9, 0.3f, 0.7f));
@@ -259,7 +259,7 @@ TEST(PackedConstants, ConvWeightsInTheTapFormAreReleasedAndNewShapesAgree) {
   plain.optimization_level = 0;
   auto ref = Session::load_from_bytes(m.bytes(), plain);
   ASSERT_TRUE(fast.ok() && ref.ok());
-  const int64_t before = cpu::conv_form_runs(cpu::ConvForm::kTaps);
+  const int64_t before = cpu::tap_convolutions_run();
   for (const Shape& s : std::vector<Shape>{{1, 8, 6, 6}, {1, 8, 6, 6}, {3, 8, 6, 6}, {2, 8, 6, 6}}) {
     Tensor x(DType::kFloat32, s);
     const auto v = pattern(static_cast<size_t>(x.numel()), 1.0f, 0.4f);
@@ -272,10 +272,9 @@ TEST(PackedConstants, ConvWeightsInTheTapFormAreReleasedAndNewShapesAgree) {
     for (int64_t i = 0; i < g.numel(); ++i)
       ASSERT_NEAR(g.data<float>()[i], w.data<float>()[i], 1e-4) << shape_to_string(s) << " element " << i;
   }
-  EXPECT_EQ(cpu::conv_form_runs(cpu::ConvForm::kTaps), before + 4);
+  EXPECT_EQ(cpu::tap_convolutions_run(), before + 4);
   const std::string dump = (*fast)->graph_dump();
   EXPECT_NE(dump.find("float32[12,8,3,3] (held packed by its readers)"), std::string::npos) << dump;
-  cpu::set_conv_form_policy(cpu::ConvForm::kTaps, cpu::FormPolicy::kAuto);
 }
 
 }  // namespace

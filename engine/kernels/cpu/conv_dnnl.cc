@@ -178,11 +178,7 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
                        : dnnl::convolution_forward::desc(prop, alg, src_any, w_any, dst_any,
                                                          strides, dil, pad_l, pad_r);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, dnnl_engine());
-  e->prim = dnnl::convolution_forward(pd);
-  e->src_md = pd.src_desc();
-  e->dst_md = pd.dst_desc();
-  e->w_md = pd.weights_desc();
-  e->scratch_md = pd.scratchpad_desc();
+  // The tap form needs only the direct primitive's name: decide before compiling it.
   if (packable && cl && group == 1 && !st.bf16 && win.nd == 2 && shape_numel(win.kernel) > 1 &&
       st.taps != 0) {
     TapProblem tp{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0], win.out[1],
@@ -195,6 +191,11 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
       return std::shared_ptr<const ConvEntry>(e);
     }
   }
+  e->prim = dnnl::convolution_forward(pd);
+  e->src_md = pd.src_desc();
+  e->dst_md = pd.dst_desc();
+  e->w_md = pd.weights_desc();
+  e->scratch_md = pd.scratchpad_desc();
   if (e->src_md != e->src_plain) e->src_reorder = make_reorder(e->src_plain, e->src_md);
   if (e->dst_md != e->dst_plain) {
     e->dst_reorder = make_reorder(e->dst_md, e->dst_plain);

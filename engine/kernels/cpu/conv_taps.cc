@@ -2,12 +2,16 @@
 #include "kernels/cpu/conv_taps.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 namespace osprey::cpu {
 namespace {
 
 using dnnl::memory;
+
+std::atomic<int> g_policy{static_cast<int>(TapPolicy::kAuto)};
+std::atomic<int64_t> g_runs{0};
 
 enum Role { kFirst = 0, kMiddle = 1, kLast = 2 };
 
@@ -118,11 +122,21 @@ void fill_row(const TapProblem& p, const float* x, int64_t r, int64_t q0, int64_
 
 }  // namespace
 
+void set_conv_tap_policy(TapPolicy policy) {
+  g_policy.store(static_cast<int>(policy));
+}
+TapPolicy conv_tap_policy() {
+  return static_cast<TapPolicy>(g_policy.load());
+}
+int64_t tap_convolutions_run() {
+  return g_runs.load(std::memory_order_relaxed);
+}
+
 bool taps_pay(const TapProblem& p, const char* direct_impl) {
-  switch (conv_form_policy(ConvForm::kTaps)) {
-    case FormPolicy::kNever: return false;
-    case FormPolicy::kAlways: return true;
-    case FormPolicy::kAuto: break;
+  switch (conv_tap_policy()) {
+    case TapPolicy::kNever: return false;
+    case TapPolicy::kAlways: return true;
+    case TapPolicy::kAuto: break;
   }
   return std::strcmp(direct_impl, "jit:avx2") == 0 && p.C >= 128;
 }
@@ -160,7 +174,7 @@ Result<std::shared_ptr<const TapConv>> build_taps(
 }
 
 void run_taps(const TapConv& t, const float* x, const float* bias, float* y, ThreadPool* pool) {
-  count_conv_form_run(ConvForm::kTaps);
+  g_runs.fetch_add(1, std::memory_order_relaxed);
   const TapProblem& p = t.p;
   const int64_t pixels = p.N * p.OH * p.OW, KC = p.KW * p.C;
   float* buf = row_buffer(static_cast<size_t>(t.block * KC));

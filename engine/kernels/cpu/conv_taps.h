@@ -14,11 +14,30 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/cpu/conv_forms.h"
 #include "kernels/cpu/dnnl_common.h"
 #include "threading/thread_pool.h"
 
 namespace osprey::cpu {
+
+// kAuto: the tap form where it pays (taps_pay); kAlways: wherever it applies (tests check the
+// form on any machine); kNever: direct convolutions only. Process-wide.
+enum class TapPolicy { kAuto, kAlways, kNever };
+void set_conv_tap_policy(TapPolicy policy);
+TapPolicy conv_tap_policy();
+// How many times run_taps has run in this process (tests check that the form was taken).
+int64_t tap_convolutions_run();
+
+// Sets the tap policy for one scope and restores the previous one (tests).
+class TapPolicyScope {
+ public:
+  explicit TapPolicyScope(TapPolicy p) : old_(conv_tap_policy()) { set_conv_tap_policy(p); }
+  ~TapPolicyScope() { set_conv_tap_policy(old_); }
+  TapPolicyScope(const TapPolicyScope&) = delete;
+  TapPolicyScope& operator=(const TapPolicyScope&) = delete;
+
+ private:
+  TapPolicy old_;
+};
 
 // The most bytes one row's copied pixels take (the pixel block is sized to fit).
 constexpr size_t kTapBlockBytes = size_t{4} << 20;
@@ -32,7 +51,7 @@ struct TapProblem {
   bool has_bias = false, has_z = false;
 };
 
-// Whether the tap form should run `p` under its policy (conv_forms.h), given the direct primitive
+// Whether the tap form should run `p` under the tap policy, given the direct primitive
 // oneDNN would use: with kAuto, when that primitive is the AVX2 direct kernel and C >= 128
 // (below that the direct kernel keeps up: ResNet's 64-channel 56x56 stage).
 bool taps_pay(const TapProblem& p, const char* direct_impl);
