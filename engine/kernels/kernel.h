@@ -119,6 +119,34 @@ class KernelContext {
     if (t.ok()) set_output(i, t.value());
     return t;
   }
+  // True when the executor marked input `in` donatable (see set_donatable) and no other tensor
+  // or view holds its storage: an output may then take over its bytes.
+  bool input_donatable(int in) const {
+    if (in < 0 || in >= 64 || in >= num_inputs() || !(donatable_ >> in & 1u)) return false;
+    const Tensor& t = inputs_[static_cast<size_t>(in)]->tensor;
+    return t.raw_data() != nullptr && t.sole_owner();
+  }
+  // Output i written over input `in`'s bytes when that input is donatable and its tensor has
+  // `dtype` and exactly the output's byte size; otherwise a new uninitialized output. The
+  // kernel must read each element of that input it needs before (or as) it writes the same
+  // element of the output: an element-wise op, or a kernel that takes the input as the output's
+  // initial value (a residual sum). Returns the tensor to fill (compare data pointers to tell
+  // which it is).
+  Result<Tensor> new_output_over_input(int i, int in, DType dtype, Shape shape) {
+    if (input_donatable(in)) {
+      const Tensor& t = inputs_[static_cast<size_t>(in)]->tensor;
+      Tensor y = t.reshaped(std::move(shape));
+      if (t.dtype() == dtype && y.nbytes() == t.nbytes()) {
+        set_output(i, y);
+        return y;
+      }
+      shape = y.shape();
+    }
+    return new_output_uninitialized(i, dtype, std::move(shape));
+  }
+  // Bit i set: input i is a tensor made in this run that no later node reads and that this
+  // node reads through input i only, so an output may take over its bytes (executor only).
+  void set_donatable(uint64_t mask) { donatable_ = mask; }
   void set_allocator(OutputAllocator* a) { allocator_ = a; }
   void set_output(int i, Tensor t) {
     if (i < num_outputs()) (*outputs_)[i] = Value(std::move(t));
@@ -188,6 +216,7 @@ class KernelContext {
   ThreadPool* pool_;
   KernelState* state_ = nullptr;
   OutputAllocator* allocator_ = nullptr;
+  uint64_t donatable_ = 0;
   struct ShapeHint {
     bool known = false;
     Shape shape;

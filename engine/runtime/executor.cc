@@ -1,5 +1,6 @@
 #include "runtime/executor.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "kernels/registry.h"
@@ -26,6 +27,20 @@ bool inferred_shape(const passes::ShapeFacts& facts, int id, Shape* shape) {
   return true;
 }
 
+// Inputs of `n` whose tensors it may write over: values of `frame` itself (not constants)
+// released after `n`, read by `n` once.
+uint64_t donatable_inputs(const ir::Node& n, const std::vector<Value>& frame, const std::vector<int>& released) {
+  uint64_t mask = 0;
+  for (size_t i = 0; i < n.inputs.size() && i < 64; ++i) {
+    const int id = n.inputs[i];
+    if (id == ir::kNoValue || !frame[static_cast<size_t>(id)].is_tensor()) continue;
+    if (std::find(released.begin(), released.end(), id) == released.end()) continue;
+    if (std::count(n.inputs.begin(), n.inputs.end(), id) != 1) continue;
+    mask |= uint64_t{1} << i;
+  }
+  return mask;
+}
+
 int64_t value_bytes(const Value& v) {
   if (v.is_tensor()) return static_cast<int64_t>(v.tensor.nbytes());
   int64_t n = 0;
@@ -39,13 +54,21 @@ Status Executor::run_graph(const ir::Graph& g, std::vector<Value>& frame) {
   stack_.emplace_back(&g, &frame);
   Status status;
   const bool outermost = stack_.size() == 1;
+  if (outermost)
+    for (int id : g.inputs)
+      if (frame[static_cast<size_t>(id)].is_tensor()) held_inputs_.push_back(frame[static_cast<size_t>(id)].tensor);
   for (size_t ni = 0; ni < g.nodes.size() && status.ok(); ++ni) {
     if (allocator_ && outermost) allocator_->set_step(static_cast<int>(ni));
+    if (outermost) releasing_ = &g.release_after[ni];
     status = timed ? run_timed_node(g.nodes[ni], frame) : run_node(g.nodes[ni], frame);
     for (int v : g.release_after[ni]) {
       live_bytes_ -= value_bytes(frame[static_cast<size_t>(v)]);
       frame[static_cast<size_t>(v)] = Value();
     }
+  }
+  if (outermost) {
+    releasing_ = nullptr;
+    held_inputs_.clear();
   }
   stack_.pop_back();
   return status;
@@ -109,6 +132,7 @@ Status Executor::run_node(const ir::Node& n, std::vector<Value>& frame) {
   outputs.resize(n.outputs.size());
   KernelContext ctx(n, std::move(inputs), &outputs, limits_.max_tensor_elements, this, pool_);
   if (allocator_ && stack_.size() == 1) ctx.set_allocator(allocator_);
+  if (releasing_ && stack_.size() == 1) ctx.set_donatable(donatable_inputs(n, frame, *releasing_));
   if (states_ && k == n.kernel && k->prepare) {  // a state belongs to the resolved kernel only
     auto it = states_->find(&n);
     if (it != states_->end()) ctx.set_state(it->second.get());

@@ -76,6 +76,12 @@ class Executor final : public SubgraphRunner {
   RunProfile* profile_ = nullptr;
   RunAllocator* allocator_ = nullptr;
   const std::vector<Value>* constants_ = nullptr;
+  // Outermost graph only: the values released after the node now running (their tensors may
+  // be donated to its outputs, see KernelContext::new_output_over_input), and copies of the
+  // graph's input tensors, held for the run so that neither they nor views of them are ever
+  // written over (their memory belongs to the caller).
+  const std::vector<int>* releasing_ = nullptr;
+  std::vector<Tensor> held_inputs_;
   std::vector<std::unique_ptr<NodeBuffers>> buffers_;  // [depth]
 };
 

@@ -29,8 +29,10 @@ Tensor filled(Shape shape, float start, float step) {
   return t;
 }
 
-// x [N, 16] -> (x @ W1) -> Relu -> (@ W2) -> Sigmoid -> Mul(x) -> Reshape [N, 4, 4] = y;
-// also z = Relu output, reshaped (a graph output that aliases an intermediate).
+// x [N, 16] -> (x @ W1) -> Relu -> (@ W2) -> Sigmoid -> Mul(x) -> (@ W1) -> Reshape [N, 4, 4]
+// = y; also z = Relu output, reshaped (a graph output that aliases an intermediate). Sigmoid
+// and Mul write over their inputs (element-wise, last use), so the second product's output,
+// written over twice, is the one intermediate left in the arena.
 std::string chain_model() {
   ModelBuilder m;
   m.input("x", kF, {-1, 16}).output("y").output("z");
@@ -44,7 +46,8 @@ std::string chain_model() {
   m.node("MatMul", {"r1", "W2"}, {"h2"});
   m.node("Sigmoid", {"h2"}, {"s"});
   m.node("Mul", {"s", "x"}, {"p"});
-  m.node("Reshape", {"p", "shape"}, {"y"});
+  m.node("MatMul", {"p", "W1"}, {"q"});
+  m.node("Reshape", {"q", "shape"}, {"y"});
   m.node("Reshape", {"r1", "shape"}, {"z"});
   return m.bytes();
 }
@@ -70,7 +73,7 @@ TEST(RunMemory, SecondRunUsesTheArenaAndMatchesTheFirst) {
     EXPECT_FALSE(p->memory.diverged);
     EXPECT_GT(p->memory.arena_outputs, 0);
     EXPECT_GT(p->memory.arena_bytes, 0);
-    // Only what the outputs hold stays on the heap: p (aliased by y) and r1 (aliased by z).
+    // Only what the outputs hold stays on the heap: q (aliased by y) and r1 (aliased by z).
     EXPECT_EQ(p->memory.heap_outputs, 2) << "arena outputs " << p->memory.arena_outputs;
   }
   for (size_t i = 0; i < r1->size(); ++i) {

@@ -75,6 +75,9 @@ class Tensor {
 
   // Same storage, new shape (numel must match; checked by the caller).
   Tensor reshaped(Shape shape) const;
+  // True when this tensor holds the only reference to storage it shares in ownership (not
+  // borrowed memory wrapped without an owner): no other tensor or view can see a write to it.
+  bool sole_owner() const { return storage_ != nullptr && storage_.use_count() == 1; }
   // Deep copy.
   Tensor clone() const;
   // Element i converted to double / int64 (for shape tensors and small scalar inputs).

@@ -263,15 +263,18 @@ Status run_conv(KernelContext& ctx, bool fused) {
     if (has_z && ctx.input(3).shape() != e->out_shape)
       return invalid_argument("residual Z has shape ", shape_to_string(ctx.input(3).shape()),
                               ", expected the output shape ", shape_to_string(e->out_shape));
-    OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, e->out_shape));
+    // The residual Z is the sum post-op's starting value: Y takes over its bytes when Z is
+    // not read after this node, and is a copy of it otherwise.
+    OSPREY_ASSIGN_OR_RETURN(Tensor y, has_z ? ctx.new_output_over_input(0, 3, DType::kFloat32, e->out_shape)
+                                            : ctx.new_output_uninitialized(0, DType::kFloat32, e->out_shape));
+    const bool z_in_y = has_z && ctx.input(3).raw_data() == y.raw_data();
     if (y.numel() == 0) return Status::Ok();
     if (x.numel() == 0) {  // empty reduction: the conv contributes nothing
       return unimplemented("convolution over an empty input with a non-empty output");
     }
     use_threads(threads);
     if (e->taps) {
-      if (has_z && ctx.input(3).raw_data() != y.raw_data())
-        std::memcpy(y.raw_data(), ctx.input(3).raw_data(), y.nbytes());
+      if (has_z && !z_in_y) std::memcpy(y.raw_data(), ctx.input(3).raw_data(), y.nbytes());
       run_taps(*e->taps, x.data<float>(), has_bias ? ctx.input(2).data<float>() : nullptr,
                y.data<float>(), ctx.pool());
       return Status::Ok();
@@ -299,7 +302,7 @@ Status run_conv(KernelContext& ctx, bool fused) {
       if (has_z) run_reorder(*e->z_reorder, e->dst_plain, ctx.input(3).raw_data(), e->dst_md, dst_buf.data());
       args.add(arg(DNNL_ARG_DST, e->dst_md, dst_buf.data()));
     } else {
-      if (has_z) std::memcpy(y.raw_data(), ctx.input(3).raw_data(), y.nbytes());
+      if (has_z && !z_in_y) std::memcpy(y.raw_data(), ctx.input(3).raw_data(), y.nbytes());
       args.add(arg(DNNL_ARG_DST, e->dst_plain, y.raw_data()));
     }
     if (has_bias) args.add(arg(DNNL_ARG_BIAS, e->bias_md, ctx.input(2).raw_data()));

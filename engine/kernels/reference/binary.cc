@@ -83,7 +83,13 @@ template <class List, class MakeF>
 Status same_type_binary(KernelContext& ctx, const char* op, MakeF make_f) {
   Binary g;
   OSPREY_RETURN_IF_ERROR(prepare_binary(ctx, op, true, &g));
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, g.a->dtype(), g.out));
+  // Element by element: y may take over the bytes of an operand of its own shape that nothing
+  // reads later.
+  const int over = g.a->shape() == g.out && ctx.input_donatable(0)   ? 0
+                   : g.b->shape() == g.out && ctx.input_donatable(1) ? 1
+                                                                     : -1;
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, over >= 0 ? ctx.new_output_over_input(0, over, g.a->dtype(), g.out)
+                                              : ctx.new_output(0, g.a->dtype(), g.out));
   return dispatch<List>(g.a->dtype(), op, [&]<class T>() {
     using C = compute_t<T>;
     auto f = make_f.template operator()<C>();

@@ -19,7 +19,10 @@ template <class List, class F>
 Status map_unary(KernelContext& ctx, const char* op, F f) {
   OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 0, kAnyRank));
   const Tensor& x = ctx.input(0);
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), x.shape()));
+  // Element by element, so y may take over x's bytes when nothing reads x later.
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, x.dtype() == DType::kString
+                                        ? ctx.new_output(0, x.dtype(), x.shape())
+                                        : ctx.new_output_over_input(0, 0, x.dtype(), x.shape()));
   return dispatch<List>(x.dtype(), op, [&]<class T>() {
     using C = compute_t<T>;
     const T* in = x.data<T>();
@@ -238,7 +241,7 @@ Status unary_clip(KernelContext& ctx) {
       (i == 1 ? lo_t : hi_t) = &b;
     }
   }
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), x.shape()));
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_over_input(0, 0, x.dtype(), x.shape()));
   return dispatch<NumericTypes>(x.dtype(), "Clip", [&]<class T>() {
     using C = compute_t<T>;
     C lo, hi;
