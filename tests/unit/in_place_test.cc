@@ -1,5 +1,6 @@
 // In-place outputs (KernelContext::new_output_over_input, marked by the executor): an
-// element-wise op or a residual FusedConv writes over an input that nothing reads after it.
+// element-wise op, LayerNorm, or a residual FusedConv / FusedMatMul writes over an input that
+// nothing reads after it.
 // Never over the caller's inputs or views of them, a value a later node reads, or storage a
 // view still shares; results always equal those of a run at optimization level 0.
 #include <gtest/gtest.h>
@@ -139,6 +140,37 @@ TEST(InPlace, ResidualConvolutionSumsIntoItsResidual) {
   ASSERT_EQ(count_occurrences(dump, "FusedConv"), 2) << dump;
   // Every node makes one output; the residual sum writes over a instead of a new buffer.
   EXPECT_EQ(allocations(p), count_occurrences(dump, " -> ") - 1) << dump;
+}
+
+TEST(InPlace, ResidualProductAndLayerNormWriteOverTheirInputs) {
+  // a = x @ W1; b = x @ W2; y = LayerNorm(a @ W3 + bias + b). The biased product and the
+  // residual sum become one FusedMatMul with Z = b (not read after it); LayerNorm rows are read
+  // before they are written.
+  ModelBuilder m;
+  m.input("x", kF, {4, 16}).output("y");
+  m.initializer("W1", {16, 16}, weights(256, 0.02f));
+  m.initializer("W2", {16, 16}, weights(256, -0.03f));
+  m.initializer("W3", {16, 16}, weights(256, 0.04f));
+  m.initializer("gamma", {16}, weights(16, 0.1f));
+  m.initializer("beta", {16}, weights(16, 0.01f));
+  m.initializer("bias", {16}, weights(16, 0.05f));
+  m.node("MatMul", {"x", "W1"}, {"a"});
+  m.node("MatMul", {"x", "W2"}, {"b"});
+  m.node("MatMul", {"a", "W3"}, {"c0"});
+  m.node("Add", {"c0", "bias"}, {"c"});
+  m.node("Add", {"c", "b"}, {"s"});
+  auto& ln = m.node("LayerNormalization", {"s", "gamma", "beta"}, {"y"});
+  auto* axis = ln.add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(-1);
+  std::string dump;
+  const RunProfile p = run_and_compare(m.bytes(), filled({4, 16}, -0.7f, 0.05f), &dump);
+  ASSERT_TRUE(p.memory.planned);
+  ASSERT_EQ(count_occurrences(dump, "FusedMatMul"), 1) << dump;
+  ASSERT_EQ(count_occurrences(dump, "LayerNormalization '"), 1) << dump;
+  // Every node makes one output; the residual product writes over b, LayerNorm over that.
+  EXPECT_EQ(allocations(p), count_occurrences(dump, " -> ") - 2) << dump;
 }
 
 }  // namespace

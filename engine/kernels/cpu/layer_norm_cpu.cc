@@ -39,7 +39,8 @@ Status run(KernelContext& ctx) {
     bias = ctx.input(2).data<float>();
   }
   const double eps = ctx.attr_float("epsilon", 1e-5f);
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, x.shape()));
+  // Row by row (layer_norm_rows reads a row before writing it): y may take over x's bytes.
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_over_input(0, 0, DType::kFloat32, x.shape()));
   const int64_t rows = x.numel() / m;
   const float* in = x.data<float>();
   float* out = y.data<float>();

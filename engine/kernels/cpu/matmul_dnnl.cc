@@ -124,11 +124,15 @@ Status fused_matmul(KernelContext& ctx) {
   if (ctx.has_input(3) && ctx.input(3).shape() != out)
     return invalid_argument("residual Z has shape ", shape_to_string(ctx.input(3).shape()),
                             ", expected the output shape ", shape_to_string(out));
-  OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output_uninitialized(0, DType::kFloat32, out));
+  // The residual Z is the product's starting value (beta = 1): Y takes over its bytes when
+  // nothing reads Z after this node, and is a copy of it otherwise.
+  const bool has_z = ctx.has_input(3);
+  OSPREY_ASSIGN_OR_RETURN(Tensor Y, has_z ? ctx.new_output_over_input(0, 3, DType::kFloat32, out)
+                                          : ctx.new_output_uninitialized(0, DType::kFloat32, out));
   if (Y.numel() == 0) return Status::Ok();
   OSPREY_RETURN_IF_ERROR(check_k(p.K, "FusedMatMul"));
-  if (ctx.has_input(3)) {
-    std::memcpy(Y.raw_data(), ctx.input(3).raw_data(), Y.nbytes());
+  if (has_z) {
+    if (Y.raw_data() != ctx.input(3).raw_data()) std::memcpy(Y.raw_data(), ctx.input(3).raw_data(), Y.nbytes());
     p.beta = 1.0f;
   }
   return run_product(*st, p, kernel_threads(ctx), B, A.data<float>(), B.data<float>(),
