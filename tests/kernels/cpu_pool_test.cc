@@ -1,9 +1,14 @@
-// com.osprey MaxPool on oneDNN against its reference (transposes around the reference
-// MaxPool): channels-last and channels-first, 1-D to 3-D, strides, explicit and SAME pads,
-// ceil_mode and dilations, 1 and 2 threads, prepared and unprepared; and its errors.
+// com.osprey MaxPool (the row kernel for 2-D channels-last, oneDNN otherwise) against its
+// reference (transposes around the reference MaxPool): channels-last and channels-first, 1-D
+// to 3-D, strides, explicit and SAME pads, ceil_mode and dilations, 1 and 2 threads, prepared
+// and unprepared, NaNs, every vector ISA of the row kernel; and its errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "cpu_test_harness.h"
+#include "kernels/cpu/row_kernels.h"
 
 namespace osprey::testing {
 namespace {
@@ -43,6 +48,36 @@ TEST(CpuMaxPool, ChannelsLastMatchesReference) {
         random_tensor({2, 11, 6}, 7));  // 1-D, nwc
   check({{"channels_last", int_attr(1)}, {"kernel_shape", ints_attr({2, 2, 2})}},
         random_tensor({1, 4, 5, 6, 3}, 8));  // 3-D, ndhwc
+}
+
+TEST(CpuMaxPool, ChannelsLastLaneBlocksTailsAndNaNsMatchReference) {
+  const Attrs stem = {{"channels_last", int_attr(1)}, {"kernel_shape", ints_attr({3, 3})},
+                      {"strides", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}};
+  check(stem, random_tensor({1, 14, 14, 64}, 10));  // ResNet's stem channels: whole lane blocks
+  check(stem, random_tensor({2, 9, 11, 20}, 11));   // blocks and a tail
+  Tensor x = random_tensor({1, 6, 6, 12}, 12);
+  for (int64_t i = 0; i < x.numel(); i += 7) x.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+  check(stem, x);  // NaN taken where it comes first, as the reference does (bit-equal check)
+}
+
+TEST(CpuMaxPool, RowKernelMatchesReferenceOnEveryIsa) {
+  const Attrs attrs = {{"channels_last", int_attr(1)}, {"kernel_shape", ints_attr({3, 2})},
+                       {"strides", ints_attr({2, 1})}, {"pads", ints_attr({1, 0, 2, 1})},
+                       {"dilations", ints_attr({1, 2})}};
+  const Tensor x = random_tensor({2, 9, 8, 19}, 13);
+  NodeRunner ref("MaxPool", "com.osprey", 1, attrs, Device::ref);
+  auto want = ref.run({x});
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  // Output [2, OH, OW, 19]: OH = (9 + 3 - 3) / 2 + 1 = 5, OW = (8 + 1 - 3) / 1 + 1 = 7.
+  ASSERT_EQ(want->shape(), (Shape{2, 5, 7, 19}));
+  const cpu::PoolGeometry g{9, 8, 19, 5, 7, 3, 2, 2, 1, 1, 2, 1, 0};
+  for (cpu::VectorIsa isa : {cpu::VectorIsa::generic, cpu::VectorIsa::avx2, cpu::VectorIsa::avx512}) {
+    if (!cpu::vector_isa_supported(isa)) continue;
+    Tensor y(DType::kFloat32, want->shape());
+    cpu::max_pool_nhwc_rows(isa, x.data<float>(), y.data<float>(), g, 0, 4);  // two calls, split rows
+    cpu::max_pool_nhwc_rows(isa, x.data<float>(), y.data<float>(), g, 4, 10);
+    EXPECT_TRUE(bit_equal(y, *want)) << cpu::vector_isa_name(isa);
+  }
 }
 
 TEST(CpuMaxPool, ChannelsFirstMatchesReference) {

@@ -219,6 +219,43 @@ OSPREY_INLINE void softmax_impl(float* s, int64_t rows, int64_t n, const float* 
   }
 }
 
+// Max pool over channels-last rows (see max_pool_nhwc_rows): each output pixel starts as a
+// copy of its first valid tap and takes v where v > it, lane by lane (the reference's order, so
+// NaNs land the same way); a window with no valid tap gets the lowest float.
+template <class F>
+OSPREY_INLINE void max_pool_impl(const float* x, float* y, const PoolGeometry* g, int64_t row_begin,
+                                 int64_t row_end) {
+  constexpr int W = kWidth<F>;
+  const int64_t C = g->C;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t n = r / g->OH, oh = r % g->OH;
+    const float* xn = x + n * g->H * g->W * C;
+    float* yr = y + r * g->OW * C;
+    for (int64_t ow = 0; ow < g->OW; ++ow) {
+      float* yo = yr + ow * C;
+      bool first = true;
+      for (int64_t kh = 0; kh < g->KH; ++kh) {
+        const int64_t ih = oh * g->SH - g->PH + kh * g->DH;
+        if (ih < 0 || ih >= g->H) continue;
+        for (int64_t kw = 0; kw < g->KW; ++kw) {
+          const int64_t iw = ow * g->SW - g->PW + kw * g->DW;
+          if (iw < 0 || iw >= g->W) continue;
+          const float* xi = xn + (ih * g->W + iw) * C;
+          if (first) {
+            std::memcpy(yo, xi, sizeof(float) * static_cast<size_t>(C));
+            first = false;
+            continue;
+          }
+          int64_t c = 0;
+          for (; c + W <= C; c += W) store<F>(yo + c, vmax(load<F>(xi + c), load<F>(yo + c)));
+          for (; c < C; ++c) yo[c] = xi[c] > yo[c] ? xi[c] : yo[c];
+        }
+      }
+      if (first) std::fill(yo, yo + C, std::numeric_limits<float>::lowest());
+    }
+  }
+}
+
 // The kernels as types, so that one set of target variants below serves them all. F and I are
 // the vector types of the variant (softmax uses them; the others vectorize plain loops).
 struct LayerNormKernel {
@@ -231,6 +268,12 @@ struct SumMiddleKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(A... a) {
     sum_middle_impl(a...);
+  }
+};
+struct MaxPoolKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(A... a) {
+    max_pool_impl<F>(a...);
   }
 };
 struct SoftmaxKernel {
@@ -306,6 +349,11 @@ void sum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t o_begin, i
 void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float* mask,
                   int64_t mask_row_stride, int64_t mask_key_stride) {
   dispatch<SoftmaxKernel>(isa, s, rows, n, mask, mask_row_stride, mask_key_stride);
+}
+
+void max_pool_nhwc_rows(VectorIsa isa, const float* x, float* y, const PoolGeometry& g,
+                        int64_t row_begin, int64_t row_end) {
+  dispatch<MaxPoolKernel>(isa, x, y, &g, row_begin, row_end);
 }
 
 }  // namespace osprey::cpu

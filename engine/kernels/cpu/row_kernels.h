@@ -1,5 +1,5 @@
 // Vectorized float32 row kernels for the ops oneDNN does not cover well here (LayerNorm,
-// ReduceSum/ReduceMean, the attention's masked softmax): plain loops shaped for the vectorizer (fixed-width lane blocks, sums
+// ReduceSum/ReduceMean, the attention's masked softmax, the channels-last max pool): plain loops shaped for the vectorizer (fixed-width lane blocks, sums
 // in double lanes), compiled three times (AVX-512, AVX2+FMA, and generic x86-64) and chosen at
 // run time from the CPU's features. The reference kernels are their oracles in the tests.
 #pragma once
@@ -30,5 +30,19 @@ void sum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t o_begin, i
 // 87 below its row's max gets 0. A row holding NaN, or all -inf, gives NaN, as the reference.
 void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float* mask,
                   int64_t mask_row_stride, int64_t mask_key_stride);
+
+// A 2-D max pool's geometry over channels-last tensors: X [N, H, W, C], Y [N, OH, OW, C];
+// kernel KH x KW, strides, dilations and the leading pads (a window tap outside the input is
+// skipped, as ONNX's padding for MaxPool).
+struct PoolGeometry {
+  int64_t H, W, C, OH, OW, KH, KW, SH, SW, DH, DW, PH, PW;
+};
+
+// Writes output rows [row_begin, row_end) of the N * OH rows of Y (each OW * C floats): the
+// max over each window's valid taps, element by element in the reference's order (a tap is
+// taken where it is greater, so NaNs propagate as there); a window without a valid tap gets
+// the lowest float, as the reference. x and y must not overlap.
+void max_pool_nhwc_rows(VectorIsa isa, const float* x, float* y, const PoolGeometry& g,
+                        int64_t row_begin, int64_t row_end);
 
 }  // namespace osprey::cpu
