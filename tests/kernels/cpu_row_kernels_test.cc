@@ -236,7 +236,9 @@ TEST(CpuRowKernels, MaskedSoftmaxMatchesADoubleOracleOnEveryIsa) {
         for (int64_t k = 0; k < c.n; ++k) {
           const float g = got.data<float>()[r * c.n + k];
           worst = std::max(worst, std::fabs(g - want[static_cast<size_t>(k)]));
-          if (want[static_cast<size_t>(k)] == 0.0) EXPECT_EQ(g, 0.0f) << "masked key " << k;
+          if (want[static_cast<size_t>(k)] == 0.0) {
+            EXPECT_EQ(g, 0.0f) << "masked key " << k;
+          }
         }
       }
       EXPECT_LE(worst, 2e-6);

@@ -116,8 +116,9 @@ TEST(BatchSplit, ProfileSumsTheItems) {
   EXPECT_EQ(reused.items, 1);
   EXPECT_EQ(reused.nodes.size(), one.nodes.size());
   for (const auto& t : four.nodes)
-    if (!t.input_shapes.empty() && !t.input_shapes[0].empty() && t.op_type.find("Conv") != std::string::npos)
+    if (!t.input_shapes.empty() && !t.input_shapes[0].empty() && t.op_type.find("Conv") != std::string::npos) {
       EXPECT_EQ(t.input_shapes[0][0], 1) << "an item's shapes";
+    }
 }
 
 TEST(BatchSplit, AutoSplitsOnlyConvolutionalGraphsWithoutAvx512Kernels) {

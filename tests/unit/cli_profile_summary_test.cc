@@ -19,9 +19,11 @@ NodeTiming t(const std::string& name, const std::string& op, double ms,
 TEST(ProfileSummary, AggregatesPerOpTypeAndNodeOverRuns) {
   ProfileAccumulator acc;
   acc.add({{t("c1", "Conv", 3), t("r1", "Relu", 0.5), t("c2", "FusedConv", 4, "com.osprey"),
-            t("", "Relu", 0.5)}});
+             t("", "Relu", 0.5)},
+            1, {}});
   acc.add({{t("c1", "Conv", 5), t("r1", "Relu", 1.5), t("c2", "FusedConv", 2, "com.osprey"),
-            t("", "Relu", 0.5)}});
+             t("", "Relu", 0.5)},
+            1, {}});
   const ProfileSummary s = acc.summary(3);
   EXPECT_EQ(s.runs, 2);
   EXPECT_DOUBLE_EQ(s.node_ms_per_run, 8.5);  // (8 + 9) / 2
