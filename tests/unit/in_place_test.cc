@@ -17,9 +17,7 @@ namespace {
 constexpr int kF = onnx::TensorProto::FLOAT;
 
 Tensor filled(Shape shape, float start, float step) {
-  Tensor t(DType::kFloat32, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = start + step * static_cast<float>(i % 31);
-  return t;
+  return ramp_filled(std::move(shape), start, step, 31);
 }
 
 std::vector<float> weights(size_t n, float scale) {

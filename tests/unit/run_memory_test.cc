@@ -24,9 +24,7 @@ namespace {
 constexpr int kF = onnx::TensorProto::FLOAT;
 
 Tensor filled(Shape shape, float start, float step) {
-  Tensor t(DType::kFloat32, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = start + step * static_cast<float>(i % 97);
-  return t;
+  return ramp_filled(std::move(shape), start, step, 97);
 }
 
 // x [N, 16] -> (x @ W1) -> Relu -> (@ W2) -> Sigmoid -> Mul(x) -> (@ W1) -> Reshape [N, 4, 4]

@@ -12,6 +12,13 @@
 
 namespace osprey::testing {
 
+// A float32 tensor whose element i is start + step * (i % period): deterministic test input.
+inline Tensor ramp_filled(Shape shape, float start, float step, int64_t period = 97) {
+  Tensor t(DType::kFloat32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = start + step * static_cast<float>(i % period);
+  return t;
+}
+
 // y = Relu(x @ W + b), x: float[N,4], W [4,3], b [3].
 inline std::string mlp_model() {
   ModelBuilder m;
