@@ -55,10 +55,10 @@ std::string conv_model() {
 
 // Per warm run (93 measured; 94 before in-place outputs): about three allocations per node
 // output (its shape, the arena slot's owner, the copy a kernel keeps of its output tensor),
-// about six inside each of the seven
-// oneDNN executions (the library's own argument map, not reachable from outside it), and the
-// run's own bookkeeping (frame, feeds, plan state, result). MobileNetV2 (osprey bench, counted
-// with an interposed malloc) went from 1,899 per run to 604 with the argument binding.
+// about six inside each of the seven oneDNN executions (the library's own argument map, not
+// reachable from outside it), and the run's own bookkeeping (frame, feeds, plan state, result).
+// MobileNetV2 (osprey bench, counted with an interposed malloc) went from 1,899 per run to 604
+// with the argument binding.
 constexpr int64_t kRunBudget = 100;
 
 TEST(RunAllocations, WarmRunsOfAStaticModelAllocateTheSameSmallAmount) {
