@@ -28,7 +28,7 @@ bool inferred_shape(const passes::ShapeFacts& facts, int id, Shape* shape) {
 }
 
 // Inputs of `n` whose tensors it may write over: values of `frame` itself (not constants)
-// released after `n`, read by `n` once.
+// released after `n`, read by `n` once (not also by one of its subgraphs).
 uint64_t donatable_inputs(const ir::Node& n, const std::vector<Value>& frame, const std::vector<int>& released) {
   uint64_t mask = 0;
   for (size_t i = 0; i < n.inputs.size() && i < 64; ++i) {
@@ -36,6 +36,7 @@ uint64_t donatable_inputs(const ir::Node& n, const std::vector<Value>& frame, co
     if (id == ir::kNoValue || !frame[static_cast<size_t>(id)].is_tensor()) continue;
     if (std::find(released.begin(), released.end(), id) == released.end()) continue;
     if (std::count(n.inputs.begin(), n.inputs.end(), id) != 1) continue;
+    if (std::find(n.implicit_inputs.begin(), n.implicit_inputs.end(), id) != n.implicit_inputs.end()) continue;
     mask |= uint64_t{1} << i;
   }
   return mask;
