@@ -135,12 +135,11 @@ class KernelContext {
   Result<Tensor> new_output_over_input(int i, int in, DType dtype, Shape shape) {
     if (input_donatable(in)) {
       const Tensor& t = inputs_[static_cast<size_t>(in)]->tensor;
-      Tensor y = t.reshaped(std::move(shape));
-      if (t.dtype() == dtype && y.nbytes() == t.nbytes()) {
+      if (t.dtype() == dtype && shape_numel(shape) == t.numel()) {
+        Tensor y = t.reshaped(std::move(shape));
         set_output(i, y);
         return y;
       }
-      shape = y.shape();
     }
     return new_output_uninitialized(i, dtype, std::move(shape));
   }
