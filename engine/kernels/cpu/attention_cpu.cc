@@ -1,0 +1,115 @@
+// com.osprey Attention (float32), one (batch, head) pair at a time, with no transposes and no
+// [B, H, Sq, Sk] score tensor. Q [B, Sq, H*D], K and V [B, Sk, H*D] are read in place: head h
+// of row s is the D floats at s * H*D + h * D. Per pair:
+//   1. K's head is packed as scale * K^T panels and V's as V panels
+//      (kernels/cpu/attention_tiles.h);
+//   2. per block of query rows (sized so the block's scores stay in L1): scores =
+//      Q (scale * K^T) on register tiles; the mask added and softmax over each row in one pass of the
+//      vectorized row kernel (kernels/cpu/row_kernels.h); Y = probs V on register tiles,
+//      written straight into Y's [B, Sq, H*D] layout.
+// The pairs are split over the session's threads. Every mask broadcast ([B,1,1,Sk],
+// [B,1,Sq,Sk], [1,1,1,Sk], [1,H,1,1], [B,H,Sq,1], [B,H,Sq,Sk]) is read through strides (0
+// where it broadcasts). Each thread's packed panels and score block live in a buffer that grows
+// to the largest size seen (given back after a call that needed more than kKeptWorkBytes),
+// checked against the session's element limit. The oracle is
+// engine/kernels/reference/attention.cc. Precision: float32 always (fast mode does not mark
+// Attention).
+//
+// The products of one head are small (MiniLM: 128 x 128 x 32) and strided; oneDNN 2.6's
+// batched matmul over such views ran at 30-40 GFLOP/s on one AVX2 core, where these tiles
+// reach (docs/PERFORMANCE.md) well over that.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "kernels/cpu/attention_tiles.h"
+#include "kernels/cpu/row_kernels.h"
+#include "kernels/reference/attention.h"
+
+namespace osprey::cpu {
+namespace {
+
+// Work buffers up to this size stay with their thread between calls.
+constexpr size_t kKeptWorkBytes = size_t{16} << 20;
+
+// Scores per block of query rows: 8192 floats (32 KiB) at most, and at least one tile's rows.
+constexpr int64_t kBlockScores = 8192;
+constexpr int64_t kMinBlockRows = 6;
+
+// The calling thread's work buffer: grown on demand, kept between calls up to kKeptWorkBytes.
+struct WorkBuffer {
+  std::unique_ptr<float[]> data;
+  size_t capacity = 0;  // floats
+
+  float* get(size_t n) {
+    if (n > capacity) {
+      data.reset();
+      data = std::make_unique_for_overwrite<float[]>(n);
+      capacity = n;
+    }
+    return data.get();
+  }
+  void trim() {
+    if (capacity * sizeof(float) > kKeptWorkBytes) {
+      data.reset();
+      capacity = 0;
+    }
+  }
+};
+
+}  // namespace
+
+Status attention(KernelContext& ctx) {
+  ref::AttentionDims d;
+  OSPREY_RETURN_IF_ERROR(ref::attention_dims(ctx, &d));
+  const Tensor& q = ctx.input(0);
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, q.shape()));
+  if (y.numel() == 0) return Status::Ok();
+  if (d.kv_len == 0) {  // an empty softmax row weighs nothing
+    std::memset(y.raw_data(), 0, y.nbytes());
+    return Status::Ok();
+  }
+  const int64_t H = d.heads, Sq = d.q_len, Sk = d.kv_len, D = d.head_size, HD = d.hidden();
+  const int64_t block_rows = std::min(Sq, std::max(kMinBlockRows, kBlockScores / Sk));
+  const int64_t k_floats = panel_floats(D, Sk), v_floats = panel_floats(Sk, D);
+  OSPREY_ASSIGN_OR_RETURN(
+      const int64_t work_floats,
+      Tensor::checked_numel(DType::kFloat32, {k_floats + v_floats + block_rows * Sk},
+                            ctx.max_elements()));
+  const float* qd = q.data<float>();
+  const float* kd = ctx.input(1).data<float>();
+  const float* vd = ctx.input(2).data<float>();
+  float* yd = y.data<float>();
+  const float* mask = d.has_mask ? ctx.input(3).data<float>() : nullptr;
+  // Mask strides over [B, H, Sq, Sk], 0 where the mask broadcasts.
+  const auto& m = d.mask;
+  const int64_t ms_b = m[0] > 1 ? m[1] * m[2] * m[3] : 0, ms_h = m[1] > 1 ? m[2] * m[3] : 0;
+  const int64_t ms_q = m[2] > 1 ? m[3] : 0, ms_k = m[3] > 1 ? 1 : 0;
+  const VectorIsa isa = best_vector_isa();
+  auto pairs = [&](int64_t begin, int64_t end) {
+    thread_local WorkBuffer work;
+    float* k_panels = work.get(static_cast<size_t>(work_floats));
+    float* v_panels = k_panels + k_floats;
+    float* scores = v_panels + v_floats;
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t b = bh / H, h = bh % H;
+      const float* qh = qd + b * Sq * HD + h * D;
+      float* yh = yd + b * Sq * HD + h * D;
+      pack_panels(kd + b * Sk * HD + h * D, HD, /*transposed=*/true, D, Sk, d.scale, k_panels);
+      pack_panels(vd + b * Sk * HD + h * D, HD, /*transposed=*/false, Sk, D, 1.0f, v_panels);
+      const float* mh = mask ? mask + b * ms_b + h * ms_h : nullptr;
+      for (int64_t i0 = 0; i0 < Sq; i0 += block_rows) {
+        const int64_t rows = std::min(block_rows, Sq - i0);
+        panel_product(isa, qh + i0 * HD, HD, rows, D, k_panels, Sk, scores, Sk);
+        softmax_rows(isa, scores, rows, Sk, mh ? mh + i0 * ms_q : nullptr, ms_q, ms_k);
+        panel_product(isa, scores, Sk, rows, Sk, v_panels, D, yh + i0 * HD, HD);
+      }
+    }
+    work.trim();
+  };
+  // Per pair: two products of Sq * Sk * D multiply-adds, plus the softmax.
+  ctx.parallel_for(d.batch * H, Sq * Sk * (2 * D + 24), pairs);
+  return Status::Ok();
+}
+
+}  // namespace osprey::cpu
