@@ -7,14 +7,16 @@
 // channels-last convolutions runs without reorders (the channels_last pass makes such chains). Constant weights are reordered once per weights layout and kept in the node's
 // state, together with a small cache of primitives per input shape. FusedConv adds the bias,
 // the residual Z (sum post-op) and the activation (eltwise post-ops) inside the primitive.
-// A channels-last 2-D convolution with constant weights may instead run one 1x1 product per
-// kernel row over copied pixels (conv_taps.h), decided once per node at its first build.
+// A channels-last 2-D convolution with constant weights may instead run on register tiles
+// (conv_tiles.h) or as one 1x1 product per kernel row over copied pixels (conv_taps.h),
+// decided once per node at its first build.
 // With compute_precision = "bf16" (the session's fast mode) the source is converted to bf16
 // per run and the weights once, the primitive accumulates in f32 and writes f32.
 #include <cstring>
 #include <optional>
 
 #include "kernels/cpu/conv_taps.h"
+#include "kernels/cpu/conv_tiles.h"
 #include "kernels/cpu/dnnl_common.h"
 #include "kernels/reference/nn_util.h"
 
@@ -32,6 +34,7 @@ struct ConvEntry {
   std::optional<dnnl::reorder> src_reorder, dst_reorder, z_reorder, w_reorder;
   memory packed_weights;  // weights in w_md when they are constant; empty otherwise
   std::shared_ptr<const TapConv> taps;  // set when the node runs in the tap form
+  std::optional<TileConv> tile;         // set when the node runs in the tile form
 };
 
 struct ConvState final : KernelState {
@@ -57,9 +60,13 @@ struct ConvState final : KernelState {
   // later shapes need). tap_rows holds the row weights packed for it.
   int taps = -1;
   std::vector<std::shared_ptr<const TapRows>> tap_rows;
+  // Likewise for the tile form (conv_tiles.h), decided first; tile_panels holds its weights,
+  // packed once whatever the input's shape.
+  int tiles = -1;
+  std::shared_ptr<const std::vector<float>> tile_panels;
 
   bool holds_constant(int input) const override {
-    return input == 1 && (!packed.empty() || !tap_rows.empty());
+    return input == 1 && (!packed.empty() || !tap_rows.empty() || tile_panels);
   }
   void constant_released(int input) override {
     if (input != 1) return;
@@ -178,10 +185,35 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
                        : dnnl::convolution_forward::desc(prop, alg, src_any, w_any, dst_any,
                                                          strides, dil, pad_l, pad_r);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, dnnl_engine());
-  // The tap form needs only the direct primitive's name: decide before compiling it.
-  if (packable && cl && group == 1 && !st.bf16 && win.nd == 2 && shape_numel(win.kernel) > 1 &&
-      st.taps != 0) {
-    TapProblem tp{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0], win.out[1],
+  // The tile and tap forms need only the direct primitive's name: decide before compiling it.
+  const bool nhwc_2d =
+      packable && cl && group == 1 && !st.bf16 && win.nd == 2 && shape_numel(win.kernel) > 1;
+  if (nhwc_2d && st.tiles != 0) {
+    const NhwcConv tp{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0], win.out[1],
+                      win.strides[0], win.strides[1], win.dilations[0], win.dilations[1],
+                      win.pad_begin[0], win.pad_begin[1], has_bias, has_z};
+    TileAct act = TileAct::kNone;
+    float lo = 0, hi = 0;
+    if (st.tiles < 0)
+      st.tiles = tiles_pay(tp, pd.impl_info_str()) &&
+                         tile_activation(st.act.name, st.act.params, &act, &lo, &hi)
+                     ? 1
+                     : 0;
+    if (st.tiles == 1) {
+      tile_activation(st.act.name, st.act.params, &act, &lo, &hi);
+      if (!st.tile_panels) {
+        if (st.weights_released) return internal_error("convolution: W was released unpacked");
+        auto panels = std::make_shared<std::vector<float>>(
+            static_cast<size_t>(conv_panel_floats(M, C, tp.KH, tp.KW)));
+        pack_conv_panels(st.weights.data<float>(), M, C, tp.KH, tp.KW, panels->data());
+        st.tile_panels = std::move(panels);
+      }
+      e->tile = make_tile_conv(tp, act, lo, hi, st.tile_panels);
+      return std::shared_ptr<const ConvEntry>(e);
+    }
+  }
+  if (nhwc_2d && st.taps != 0) {
+    NhwcConv tp{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0], win.out[1],
                   win.strides[0], win.strides[1], win.dilations[0], win.dilations[1],
                   win.pad_begin[0], win.pad_begin[1], has_bias, has_z};
     if (st.taps < 0) st.taps = taps_pay(tp, pd.impl_info_str()) ? 1 : 0;
@@ -273,6 +305,12 @@ Status run_conv(KernelContext& ctx, bool fused) {
       return unimplemented("convolution over an empty input with a non-empty output");
     }
     use_threads(threads);
+    if (e->tile) {
+      if (has_z && !z_in_y) std::memcpy(y.raw_data(), ctx.input(3).raw_data(), y.nbytes());
+      return run_tile_conv(best_vector_isa(), *e->tile, x.data<float>(),
+                           has_bias ? ctx.input(2).data<float>() : nullptr, y.data<float>(),
+                           ctx.pool(), ctx.max_elements());
+    }
     if (e->taps) {
       if (has_z && !z_in_y) std::memcpy(y.raw_data(), ctx.input(3).raw_data(), y.nbytes());
       run_taps(*e->taps, x.data<float>(), has_bias ? ctx.input(2).data<float>() : nullptr,

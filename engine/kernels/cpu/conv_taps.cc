@@ -20,7 +20,7 @@ Role role_of(int64_t r, int64_t rows) {
 }
 
 // One 1x1 convolution over `pixels` pixels of KW * C channels into M channels.
-TapConv::Step make_step(const TapProblem& p, const Activation& act, int64_t pixels, Role role) {
+TapConv::Step make_step(const NhwcConv& p, const Activation& act, int64_t pixels, Role role) {
   const int64_t K = p.KW * p.C;
   TapConv::Step s;
   s.src_md = memory::desc({1, K, 1, pixels}, memory::data_type::f32, memory::format_tag::nhwc);
@@ -49,7 +49,7 @@ TapConv::Step make_step(const TapProblem& p, const Activation& act, int64_t pixe
 }
 
 // Row r of W [M, C, KH, KW] as a plain [M, KW * C] matrix: element (m, kx * C + c).
-std::vector<float> row_weights(const TapProblem& p, const float* w, int64_t r) {
+std::vector<float> row_weights(const NhwcConv& p, const float* w, int64_t r) {
   std::vector<float> out(static_cast<size_t>(p.M * p.KW * p.C));
   for (int64_t m = 0; m < p.M; ++m)
     for (int64_t kx = 0; kx < p.KW; ++kx)
@@ -61,7 +61,7 @@ std::vector<float> row_weights(const TapProblem& p, const float* w, int64_t r) {
 
 // The row weights in layout `md`: from W when given, else reordered from a packed form.
 std::shared_ptr<const TapRows> pack_rows(
-    const TapProblem& p, const memory::desc& md, const float* w,
+    const NhwcConv& p, const memory::desc& md, const float* w,
     const std::vector<std::shared_ptr<const TapRows>>& packed) {
   auto rows = std::make_shared<TapRows>();
   rows->md = md;
@@ -94,7 +94,7 @@ float* row_buffer(size_t floats) {
 
 // Copies the pixels under kernel row r's taps for output pixels [q0, q0 + n) into buf
 // ([n, KW * C]); taps that fall in the padding are zeros.
-void fill_row(const TapProblem& p, const float* x, int64_t r, int64_t q0, int64_t n, float* buf) {
+void fill_row(const NhwcConv& p, const float* x, int64_t r, int64_t q0, int64_t n, float* buf) {
   const int64_t C = p.C, KC = p.KW * p.C, plane = p.OH * p.OW;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t q = q0 + i, img = q / plane, oy = (q % plane) / p.OW, ox = q % p.OW;
@@ -132,17 +132,17 @@ int64_t tap_convolutions_run() {
   return g_runs.load(std::memory_order_relaxed);
 }
 
-bool taps_pay(const TapProblem& p, const char* direct_impl) {
+bool taps_pay(const NhwcConv& p, const char* direct_impl) {
   switch (conv_tap_policy()) {
     case TapPolicy::kNever: return false;
     case TapPolicy::kAlways: return true;
     case TapPolicy::kAuto: break;
   }
-  return std::strcmp(direct_impl, "jit:avx2") == 0 && p.C >= 128;
+  return std::strcmp(direct_impl, "jit:avx2") == 0 && p.C >= 64;
 }
 
 Result<std::shared_ptr<const TapConv>> build_taps(
-    const TapProblem& p, const Activation& act, const float* w,
+    const NhwcConv& p, const Activation& act, const float* w,
     std::vector<std::shared_ptr<const TapRows>>* packed) {
   auto t = std::make_shared<TapConv>();
   t->p = p;
@@ -175,7 +175,7 @@ Result<std::shared_ptr<const TapConv>> build_taps(
 
 void run_taps(const TapConv& t, const float* x, const float* bias, float* y, ThreadPool* pool) {
   g_runs.fetch_add(1, std::memory_order_relaxed);
-  const TapProblem& p = t.p;
+  const NhwcConv& p = t.p;
   const int64_t pixels = p.N * p.OH * p.OW, KC = p.KW * p.C;
   float* buf = row_buffer(static_cast<size_t>(t.block * KC));
   for (int64_t q0 = 0; q0 < pixels; q0 += t.block) {

@@ -27,23 +27,26 @@ TapPolicy conv_tap_policy();
 // How many times run_taps has run in this process (tests check that the form was taken).
 int64_t tap_convolutions_run();
 
-// Sets the tap policy for one scope and restores the previous one (tests).
-class TapPolicyScope {
+// Sets a form's policy for one scope and restores the previous one (tests).
+template <void (*Set)(TapPolicy), TapPolicy (*Get)()>
+class FormPolicyScope {
  public:
-  explicit TapPolicyScope(TapPolicy p) : old_(conv_tap_policy()) { set_conv_tap_policy(p); }
-  ~TapPolicyScope() { set_conv_tap_policy(old_); }
-  TapPolicyScope(const TapPolicyScope&) = delete;
-  TapPolicyScope& operator=(const TapPolicyScope&) = delete;
+  explicit FormPolicyScope(TapPolicy p) : old_(Get()) { Set(p); }
+  ~FormPolicyScope() { Set(old_); }
+  FormPolicyScope(const FormPolicyScope&) = delete;
+  FormPolicyScope& operator=(const FormPolicyScope&) = delete;
 
  private:
   TapPolicy old_;
 };
+using TapPolicyScope = FormPolicyScope<set_conv_tap_policy, conv_tap_policy>;
 
 // The most bytes one row's copied pixels take (the pixel block is sized to fit).
 constexpr size_t kTapBlockBytes = size_t{4} << 20;
 
-// A 2-D channels-last convolution with one group, as the tap form sees it.
-struct TapProblem {
+// A 2-D channels-last convolution with one group, as the tap form (and the tile form,
+// conv_tiles.h) sees it.
+struct NhwcConv {
   int64_t N = 0, C = 0, H = 0, W = 0;  // input [N, H, W, C]
   int64_t M = 0, KH = 0, KW = 0;       // weights [M, C, KH, KW]
   int64_t OH = 0, OW = 0;
@@ -54,7 +57,7 @@ struct TapProblem {
 // Whether the tap form should run `p` under the tap policy, given the direct primitive
 // oneDNN would use: with kAuto, when that primitive is the AVX2 direct kernel and C >= 128
 // (below that the direct kernel keeps up: ResNet's 64-channel 56x56 stage).
-bool taps_pay(const TapProblem& p, const char* direct_impl);
+bool taps_pay(const NhwcConv& p, const char* direct_impl);
 
 // The row weights packed for one 1x1 primitive's layout: rows[r] holds kernel row r.
 struct TapRows {
@@ -64,7 +67,7 @@ struct TapRows {
 
 // The primitives of one problem (immutable once built; shared by concurrent runs).
 struct TapConv {
-  TapProblem p;
+  NhwcConv p;
   int64_t block = 0;  // pixels per block; the last block may be shorter
   struct Step {       // one 1x1 primitive over `pixels` pixels
     dnnl::convolution_forward prim;
@@ -83,7 +86,7 @@ struct TapConv {
 // already packed for this node (empty at first): the new primitives reuse a form in their layout,
 // or one is added, reordered from the plain weights `w` (when given) or from packed.front().
 Result<std::shared_ptr<const TapConv>> build_taps(
-    const TapProblem& p, const Activation& act, const float* w,
+    const NhwcConv& p, const Activation& act, const float* w,
     std::vector<std::shared_ptr<const TapRows>>* packed);
 
 // Runs it: x is [N, H, W, C], y is [N, OH, OW, M] (holding Z already when p.has_z), bias is
