@@ -1,5 +1,5 @@
 // The com.osprey Attention op's shapes, checked once for the reference kernel (attention.cc,
-// the oracle) and the fast one (kernels/cpu/attention_dnnl.cc).
+// the oracle) and the fast one (kernels/cpu/attention_cpu.cc).
 #pragma once
 
 #include <array>

@@ -1,0 +1,233 @@
+// osprey_tile_bench: the register-tile kernels against oneDNN 2.6 on one thread, in one process,
+// interleaved (A B A B, medians), on the same random data, with the largest difference between
+// their outputs. `--cold` evicts the caches (a 64 MiB sweep) before every call, as inside a
+// model whose weights stream through the last-level cache. Sections:
+//   conv3x3  channels-last 3x3 convolutions (+ bias + Relu): the tile form vs oneDNN's direct nhwc
+//   conv1x1  1x1 convolutions with a residual sum: oneDNN nhwc vs nChw8c (the layout question)
+//   attention the per-head products and softmax of a MiniLM / BERT-base head (128 tokens)
+// Usage: osprey_tile_bench [--cold] [--rounds N]   (OMP_NUM_THREADS=1 for oneDNN's one thread)
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "kernels/cpu/attention_tiles.h"
+#include "kernels/cpu/conv_tiles.h"
+#include "kernels/cpu/row_kernels.h"
+
+namespace {
+
+using namespace osprey::cpu;
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(gen);
+  return v;
+}
+
+bool g_cold = false;
+void maybe_evict() {
+  static std::vector<char> junk(size_t{64} << 20);
+  if (!g_cold) return;
+  for (size_t i = 0; i < junk.size(); i += 64) junk[i]++;
+}
+
+struct Engine {
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{eng};
+};
+
+// A oneDNN convolution over given layouts, with bias, an optional sum and Relu.
+struct DnnlConv {
+  dnnl::convolution_forward prim;
+  std::unordered_map<int, memory> args;
+  std::string impl;
+  DnnlConv(Engine& e, int64_t C, int64_t M, int64_t H, int64_t K, int64_t S, bool sum, Tag tag,
+           float* x, const std::vector<float>& w_oihw, float* b, float* y) {
+    const int64_t pad = K / 2, OH = (H + 2 * pad - K) / S + 1;
+    const auto f32 = memory::data_type::f32;
+    memory::desc sd({1, C, H, H}, f32, tag), dd({1, M, OH, OH}, f32, tag),
+        wd({M, C, K, K}, f32, Tag::any), bd({M}, f32, Tag::a);
+    dnnl::post_ops po;
+    if (sum) po.append_sum(1.0f);
+    po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    dnnl::convolution_forward::primitive_desc pd(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                        dnnl::algorithm::convolution_direct, sd, wd, bd, dd,
+                                        {S, S}, {pad, pad}, {pad, pad}),
+        attr, e.eng);
+    memory plain_w({{M, C, K, K}, f32, Tag::oihw}, e.eng, const_cast<float*>(w_oihw.data()));
+    memory packed_w(pd.weights_desc(), e.eng);
+    dnnl::reorder(plain_w, packed_w).execute(e.stream, plain_w, packed_w);
+    prim = dnnl::convolution_forward(pd);
+    args = {{DNNL_ARG_SRC, memory(sd, e.eng, x)},
+            {DNNL_ARG_WEIGHTS, packed_w},
+            {DNNL_ARG_BIAS, memory(bd, e.eng, b)},
+            {DNNL_ARG_DST, memory(dd, e.eng, y)}};
+    impl = pd.impl_info_str();
+  }
+  void run(Engine& e) {
+    prim.execute(e.stream, args);
+    e.stream.wait();
+  }
+};
+
+void conv3x3(Engine& e, int rounds) {
+  std::printf("\n## conv3x3: tile form vs oneDNN direct, channels-last, bias + Relu%s\n",
+              g_cold ? ", cold caches" : "");
+  std::printf("| C -> M | image | stride | tiles ms | GFLOP/s | oneDNN ms | GFLOP/s | impl | ratio | max diff |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  struct P { int64_t C, M, H, S; };
+  for (const P q : {P{64, 64, 56, 1}, P{96, 96, 28, 1}, P{128, 128, 28, 1}, P{128, 128, 56, 2},
+                    P{256, 256, 14, 1}, P{512, 512, 7, 1}}) {
+    const int64_t OH = (q.H + 2 - 3) / q.S + 1;
+    NhwcConv p{1, q.C, q.H, q.H, q.M, 3, 3, OH, OH};
+    p.stride_h = p.stride_w = q.S;
+    p.pad_top = p.pad_left = 1;
+    p.has_bias = true;
+    auto x = random_floats(static_cast<size_t>(q.H * q.H * q.C), 1);
+    auto w = random_floats(static_cast<size_t>(q.M * q.C * 9), 2);
+    auto b = random_floats(static_cast<size_t>(q.M), 3);
+    std::vector<float> y1(static_cast<size_t>(OH * OH * q.M)), y2(y1.size());
+    auto panels = std::make_shared<std::vector<float>>(static_cast<size_t>(conv_panel_floats(q.M, q.C, 3, 3)));
+    pack_conv_panels(w.data(), q.M, q.C, 3, 3, panels->data());
+    const TileConv t = make_tile_conv(p, TileAct::kRelu, 0, 0, panels);
+    DnnlConv d(e, q.C, q.M, q.H, 3, q.S, false, Tag::nhwc, x.data(), w, b.data(), y2.data());
+    std::vector<double> ta, tb;
+    for (int i = 0; i < rounds + 3; ++i) {
+      maybe_evict();
+      const double t0 = now();
+      (void)run_tile_conv(best_vector_isa(), t, x.data(), b.data(), y1.data(), nullptr, int64_t{1} << 30);
+      const double t1 = now();
+      maybe_evict();
+      const double t2 = now();
+      d.run(e);
+      const double t3 = now();
+      if (i >= 3) ta.push_back(t1 - t0), tb.push_back(t3 - t2);
+    }
+    double diff = 0;
+    for (size_t i = 0; i < y1.size(); ++i) diff = std::max(diff, double(std::fabs(y1[i] - y2[i])));
+    const double flops = 2.0 * q.C * q.M * 9 * OH * OH, a = median(ta), bt = median(tb);
+    std::printf("| %ld -> %ld | %ldx%ld | %ld | %.3f | %.1f | %.3f | %.1f | %s | %.2fx | %.1e |\n",
+                long(q.C), long(q.M), long(q.H), long(q.H), long(q.S), a * 1e3, flops / a / 1e9,
+                bt * 1e3, flops / bt / 1e9, d.impl.c_str(), a / bt, diff);
+  }
+}
+
+void conv1x1(Engine& e, int rounds) {
+  std::printf("\n## conv1x1 with residual sum + Relu: oneDNN over nhwc vs nChw8c%s\n",
+              g_cold ? ", cold caches" : "");
+  std::printf("| C -> M | image | nhwc ms | GFLOP/s | nChw8c ms | GFLOP/s | nChw8c / nhwc |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+  struct P { int64_t C, M, H; };
+  for (const P q : {P{64, 256, 56}, P{128, 512, 28}, P{256, 1024, 14}}) {
+    auto x = random_floats(static_cast<size_t>(q.H * q.H * q.C), 4);
+    auto w = random_floats(static_cast<size_t>(q.M * q.C), 5);
+    auto b = random_floats(static_cast<size_t>(q.M), 6);
+    std::vector<float> y1(static_cast<size_t>(q.H * q.H * q.M)), y2(y1.size());
+    DnnlConv nhwc(e, q.C, q.M, q.H, 1, 1, true, Tag::nhwc, x.data(), w, b.data(), y1.data());
+    DnnlConv blocked(e, q.C, q.M, q.H, 1, 1, true, Tag::nChw8c, x.data(), w, b.data(), y2.data());
+    std::vector<double> ta, tb;
+    for (int i = 0; i < rounds + 3; ++i) {
+      std::fill(y1.begin(), y1.end(), 0.0f);  // the sum's start, kept bounded across rounds
+      std::fill(y2.begin(), y2.end(), 0.0f);
+      maybe_evict();
+      const double t0 = now();
+      nhwc.run(e);
+      const double t1 = now();
+      maybe_evict();
+      const double t2 = now();
+      blocked.run(e);
+      const double t3 = now();
+      if (i >= 3) ta.push_back(t1 - t0), tb.push_back(t3 - t2);
+    }
+    const double flops = 2.0 * q.C * q.M * q.H * q.H, a = median(ta), bt = median(tb);
+    std::printf("| %ld -> %ld | %ldx%ld | %.3f | %.1f | %.3f | %.1f | %.2fx |\n", long(q.C),
+                long(q.M), long(q.H), long(q.H), a * 1e3, flops / a / 1e9, bt * 1e3,
+                flops / bt / 1e9, bt / a);
+  }
+}
+
+void attention(int rounds) {
+  std::printf("\n## attention: one head of 128 tokens on register tiles (12 heads per layer)\n");
+  std::printf("| head size | pack us | scores us | GFLOP/s | softmax us | probs V us | GFLOP/s |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+  const VectorIsa isa = best_vector_isa();
+  for (const int64_t D : {32, 64}) {
+    const int64_t S = 128, H = 12, HD = H * D, R = 64;
+    auto q = random_floats(static_cast<size_t>(S * HD), 7), k = random_floats(q.size(), 8),
+         v = random_floats(q.size(), 9);
+    std::vector<float> y(q.size()), kp(static_cast<size_t>(panel_floats(D, S))),
+        vp(static_cast<size_t>(panel_floats(S, D))), sc(static_cast<size_t>(R * S));
+    std::vector<double> tp, tq, ts, tv;
+    for (int i = 0; i < rounds + 3; ++i)
+      for (int64_t h = 0; h < H; ++h) {
+        maybe_evict();
+        double pack = 0, qk = 0, sm = 0, pv = 0;
+        const double t0 = now();
+        pack_panels(k.data() + h * D, HD, true, D, S, 0.17f, kp.data());
+        pack_panels(v.data() + h * D, HD, false, S, D, 1.0f, vp.data());
+        pack = now() - t0;
+        for (int64_t i0 = 0; i0 < S; i0 += R) {
+          const double a = now();
+          panel_product(isa, q.data() + h * D + i0 * HD, HD, R, D, kp.data(), S, sc.data(), S);
+          const double b = now();
+          softmax_rows(isa, sc.data(), R, S, nullptr, 0, 0);
+          const double c = now();
+          panel_product(isa, sc.data(), S, R, S, vp.data(), D, y.data() + h * D + i0 * HD, HD);
+          const double d = now();
+          qk += b - a, sm += c - b, pv += d - c;
+        }
+        if (i >= 3) tp.push_back(pack), tq.push_back(qk), ts.push_back(sm), tv.push_back(pv);
+      }
+    const double flops = 2.0 * S * S * D;
+    std::printf("| %ld | %.2f | %.2f | %.1f | %.2f | %.2f | %.1f |\n", long(D), median(tp) * 1e6,
+                median(tq) * 1e6, flops / median(tq) / 1e9, median(ts) * 1e6, median(tv) * 1e6,
+                flops / median(tv) / 1e9);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 25;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--cold") {
+      g_cold = true;
+    } else if (a == "--rounds" && i + 1 < argc) {
+      rounds = std::max(1, std::atoi(argv[++i]));
+    } else {
+      std::fprintf(stderr, "usage: osprey_tile_bench [--cold] [--rounds N]\n");
+      return 2;
+    }
+  }
+  std::printf("# osprey_tile_bench: vector ISA %s, %d rounds, medians\n",
+              vector_isa_name(best_vector_isa()), rounds);
+  Engine e;
+  conv3x3(e, rounds);
+  conv1x1(e, rounds);
+  attention(rounds);
+  return 0;
+}
