@@ -4,7 +4,7 @@
 // model whose weights stream through the last-level cache. Sections:
 //   conv3x3  channels-last 3x3 convolutions (+ bias + Relu): the tile form vs oneDNN's direct nhwc
 //   conv1x1  1x1 convolutions with a residual sum: oneDNN nhwc vs nChw8c (the layout question)
-//   attention the per-head products and softmax of a MiniLM / BERT-base head (128 tokens)
+//   attention a MiniLM / BERT-base layer's heads (128 tokens): tiles vs the oneDNN batched matmuls
 // Usage: osprey_tile_bench [--cold] [--rounds N]   (OMP_NUM_THREADS=1 for oneDNN's one thread)
 #include <algorithm>
 #include <chrono>
@@ -169,42 +169,79 @@ void conv1x1(Engine& e, int rounds) {
   }
 }
 
-void attention(int rounds) {
-  std::printf("\n## attention: one head of 128 tokens on register tiles (12 heads per layer)\n");
-  std::printf("| head size | pack us | scores us | GFLOP/s | softmax us | probs V us | GFLOP/s |\n");
-  std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+// One attention layer of 12 heads over 128 tokens, as the Attention kernel runs it (per head:
+// packing, then per block of 64 query rows the scores, softmax and probs V on the tiles)
+// against the form it replaced: one strided batched oneDNN matmul for all heads' scores
+// (scale as output scale), the softmax row kernel per head, a second batched matmul for
+// probs V written into Y's layout.
+void attention(Engine& e, int rounds) {
+  std::printf("\n## attention: a layer of 12 heads x 128 tokens, tiles vs oneDNN batched matmul%s\n",
+              g_cold ? ", cold caches" : "");
+  std::printf("| head size | tiles ms | oneDNN ms | ratio | tiles: pack / scores / softmax / probs V us per head | max diff |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- |\n");
   const VectorIsa isa = best_vector_isa();
+  const auto f32 = memory::data_type::f32;
   for (const int64_t D : {32, 64}) {
     const int64_t S = 128, H = 12, HD = H * D, R = 64;
+    const float scale = 1.0f / std::sqrt(float(D));
     auto q = random_floats(static_cast<size_t>(S * HD), 7), k = random_floats(q.size(), 8),
          v = random_floats(q.size(), 9);
-    std::vector<float> y(q.size()), kp(static_cast<size_t>(panel_floats(D, S))),
-        vp(static_cast<size_t>(panel_floats(S, D))), sc(static_cast<size_t>(R * S));
-    std::vector<double> tp, tq, ts, tv;
-    for (int i = 0; i < rounds + 3; ++i)
+    std::vector<float> y1(q.size()), y2(q.size()), kp(static_cast<size_t>(panel_floats(D, S))),
+        vp(static_cast<size_t>(panel_floats(S, D))), sc(static_cast<size_t>(R * S)),
+        scores(static_cast<size_t>(H * S * S));
+    // The replaced form's two primitives.
+    const memory::desc q_md({1, H, S, D}, f32, {S * HD, D, HD, 1}),
+        k_md({1, H, D, S}, f32, {S * HD, D, 1, HD}), s_md({1, H, S, S}, f32, {H * S * S, S * S, S, 1}),
+        v_md({1, H, S, D}, f32, {S * HD, D, HD, 1}), y_md({1, H, S, D}, f32, {S * HD, D, HD, 1});
+    dnnl::primitive_attr qk_attr;
+    qk_attr.set_output_scales(0, {scale});
+    dnnl::matmul qk(dnnl::matmul::primitive_desc(dnnl::matmul::desc(q_md, k_md, s_md), qk_attr, e.eng));
+    dnnl::matmul pv(dnnl::matmul::primitive_desc(dnnl::matmul::desc(s_md, v_md, y_md), e.eng));
+    std::unordered_map<int, memory> qk_args = {{DNNL_ARG_SRC, memory(q_md, e.eng, q.data())},
+                                               {DNNL_ARG_WEIGHTS, memory(k_md, e.eng, k.data())},
+                                               {DNNL_ARG_DST, memory(s_md, e.eng, scores.data())}};
+    std::unordered_map<int, memory> pv_args = {{DNNL_ARG_SRC, memory(s_md, e.eng, scores.data())},
+                                               {DNNL_ARG_WEIGHTS, memory(v_md, e.eng, v.data())},
+                                               {DNNL_ARG_DST, memory(y_md, e.eng, y2.data())}};
+    std::vector<double> tt, to, tp, tq, ts, tv;
+    for (int i = 0; i < rounds + 3; ++i) {
+      maybe_evict();
+      double pack = 0, qkt = 0, sm = 0, pvt = 0;
+      const double t0 = now();
       for (int64_t h = 0; h < H; ++h) {
-        maybe_evict();
-        double pack = 0, qk = 0, sm = 0, pv = 0;
-        const double t0 = now();
-        pack_panels(k.data() + h * D, HD, true, D, S, 0.17f, kp.data());
+        const double a = now();
+        pack_panels(k.data() + h * D, HD, true, D, S, scale, kp.data());
         pack_panels(v.data() + h * D, HD, false, S, D, 1.0f, vp.data());
-        pack = now() - t0;
+        pack += now() - a;
         for (int64_t i0 = 0; i0 < S; i0 += R) {
-          const double a = now();
-          panel_product(isa, q.data() + h * D + i0 * HD, HD, R, D, kp.data(), S, sc.data(), S);
           const double b = now();
-          softmax_rows(isa, sc.data(), R, S, nullptr, 0, 0);
+          panel_product(isa, q.data() + h * D + i0 * HD, HD, R, D, kp.data(), S, sc.data(), S);
           const double c = now();
-          panel_product(isa, sc.data(), S, R, S, vp.data(), D, y.data() + h * D + i0 * HD, HD);
+          softmax_rows(isa, sc.data(), R, S, nullptr, 0, 0);
           const double d = now();
-          qk += b - a, sm += c - b, pv += d - c;
+          panel_product(isa, sc.data(), S, R, S, vp.data(), D, y1.data() + h * D + i0 * HD, HD);
+          const double f = now();
+          qkt += c - b, sm += d - c, pvt += f - d;
         }
-        if (i >= 3) tp.push_back(pack), tq.push_back(qk), ts.push_back(sm), tv.push_back(pv);
       }
-    const double flops = 2.0 * S * S * D;
-    std::printf("| %ld | %.2f | %.2f | %.1f | %.2f | %.2f | %.1f |\n", long(D), median(tp) * 1e6,
-                median(tq) * 1e6, flops / median(tq) / 1e9, median(ts) * 1e6, median(tv) * 1e6,
-                flops / median(tv) / 1e9);
+      const double t1 = now();
+      maybe_evict();
+      const double t2 = now();
+      qk.execute(e.stream, qk_args);
+      for (int64_t h = 0; h < H; ++h) softmax_rows(isa, scores.data() + h * S * S, S, S, nullptr, 0, 0);
+      pv.execute(e.stream, pv_args);
+      e.stream.wait();
+      const double t3 = now();
+      if (i >= 3) {
+        tt.push_back(t1 - t0), to.push_back(t3 - t2);
+        tp.push_back(pack / H), tq.push_back(qkt / H), ts.push_back(sm / H), tv.push_back(pvt / H);
+      }
+    }
+    double diff = 0;
+    for (size_t i = 0; i < y1.size(); ++i) diff = std::max(diff, double(std::fabs(y1[i] - y2[i])));
+    std::printf("| %ld | %.3f | %.3f | %.2fx | %.1f / %.1f / %.1f / %.1f | %.1e |\n", long(D),
+                median(tt) * 1e3, median(to) * 1e3, median(tt) / median(to), median(tp) * 1e6,
+                median(tq) * 1e6, median(ts) * 1e6, median(tv) * 1e6, diff);
   }
 }
 
@@ -228,6 +265,6 @@ int main(int argc, char** argv) {
   Engine e;
   conv3x3(e, rounds);
   conv1x1(e, rounds);
-  attention(rounds);
+  attention(e, rounds);
   return 0;
 }

@@ -168,5 +168,40 @@ TEST(CpuAttention, EmptyKeysGiveZerosAndLimitsHold) {
   EXPECT_EQ(big.status().code(), StatusCode::kResourceExhausted) << big.status().to_string();
 }
 
+// 1100 tokens and 2 heads: all heads' scores (2.4M floats) would pass the harness's 2^20-element
+// limit, but the kernel holds only one head's panels and a block of score rows. Checked
+// against a double-precision loop (the reference itself would need the whole score tensor).
+TEST(CpuAttention, LongSequencesNeedNoScoreTensor) {
+  const int64_t S = 1100, H = 2, D = 4, HD = H * D;
+  const float scale = 0.5f;
+  const Attrs attrs = {{"num_heads", int_attr(H)}, {"scale", float_attr(scale)}};
+  NodeRunner fast("Attention", "com.osprey", 1, attrs, Device::cpu);
+  const Tensor q = random_tensor({1, S, HD}, 21), k = random_tensor({1, S, HD}, 22),
+               v = random_tensor({1, S, HD}, 23);
+  ThreadPool pool2(2);
+  auto got = fast.run({q, k, v}, &pool2);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  const float *qd = q.data<float>(), *kd = k.data<float>(), *vd = v.data<float>();
+  std::vector<double> w(static_cast<size_t>(S));
+  double worst = 0;
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < S; i += 7) {  // every 7th query row of each head
+      double mx = -1e300, sum = 0;
+      for (int64_t j = 0; j < S; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < D; ++d) dot += double(qd[i * HD + h * D + d]) * kd[j * HD + h * D + d];
+        w[size_t(j)] = dot * scale;
+        mx = std::max(mx, w[size_t(j)]);
+      }
+      for (int64_t j = 0; j < S; ++j) sum += (w[size_t(j)] = std::exp(w[size_t(j)] - mx));
+      for (int64_t d = 0; d < D; ++d) {
+        double want = 0;
+        for (int64_t j = 0; j < S; ++j) want += w[size_t(j)] / sum * vd[j * HD + h * D + d];
+        worst = std::max(worst, std::fabs(want - got->data<float>()[i * HD + h * D + d]));
+      }
+    }
+  EXPECT_LT(worst, 1e-5);
+}
+
 }  // namespace
 }  // namespace osprey::testing
