@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "cpu_test_harness.h"
+#include "nhwc_conv_case.h"
 #include "kernels/cpu/conv_taps.h"
 #include "kernels/cpu/dnnl_common.h"
 
@@ -19,30 +20,13 @@ int64_t tap_runs() {
   return cpu::tap_convolutions_run();
 }
 
-struct Case {
-  const char* name;
-  Shape x_nhwc, w;  // X [N, H, W, C], W [M, C, KH, KW]
-  Attrs attrs;
-  bool bias, residual;
-};
+using Case = NhwcConvCase;
 
+// The shared cases, then a dilated 5x3 kernel, a one-row kernel (first row = last row) with
+// Sigmoid, and a 2x2 stride-2 kernel (a first and a last row, no middle one).
 std::vector<Case> cases() {
-  return {
-      {"3x3_pad1_relu_batch2",
-       {2, 9, 9, 16},
-       {24, 16, 3, 3},
-       {{"pads", ints_attr({1, 1, 1, 1})}, {"activation", string_attr("Relu")}},
-       true,
-       false},
-      {"3x3_stride2_asymmetric_pads_residual_clip",
-       {1, 11, 10, 12},
-       {20, 12, 3, 3},
-       {{"strides", ints_attr({2, 2})},
-        {"pads", ints_attr({1, 0, 0, 1})},
-        {"activation", string_attr("Clip")},
-        {"activation_params", floats_attr({-0.5f, 0.5f})}},
-       true,
-       true},
+  std::vector<Case> c = shared_nhwc_conv_cases();
+  const std::vector<Case> own = {
       {"5x3_dilated_no_bias",
        {1, 13, 12, 8},
        {16, 8, 5, 3},
@@ -61,18 +45,9 @@ std::vector<Case> cases() {
        {{"strides", ints_attr({2, 2})}},
        true,
        false},
-      {"same_upper_stride3_residual",
-       {1, 10, 14, 7},
-       {6, 7, 3, 3},
-       {{"auto_pad", string_attr("SAME_UPPER")}, {"strides", ints_attr({3, 2})}},
-       false,
-       true},
   };
-}
-
-Attrs channels_last(Attrs a) {
-  a["channels_last"] = int_attr(1);
-  return a;
+  c.insert(c.end(), own.begin(), own.end());
+  return c;
 }
 
 TEST(CpuConvTaps, MatchesReferenceOnEveryPiece) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cpu_test_harness.h"
+#include "nhwc_conv_case.h"
 #include "kernels/cpu/conv_tiles.h"
 
 namespace osprey::testing {
@@ -16,30 +17,13 @@ namespace {
 
 using cpu::TapPolicy;
 
-struct Case {
-  const char* name;
-  Shape x_nhwc, w;  // X [N, H, W, C], W [M, C, KH, KW]
-  Attrs attrs;
-  bool bias, residual;
-};
+using Case = NhwcConvCase;
 
+// The shared cases, then a channel block narrower than 16, a one-row kernel over 64 channels,
+// a 7x7 image whose tiles span rows, and an input without padding.
 std::vector<Case> cases() {
-  return {
-      {"3x3_pad1_relu_batch2_tail_block",
-       {2, 9, 9, 16},
-       {24, 16, 3, 3},
-       {{"pads", ints_attr({1, 1, 1, 1})}, {"activation", string_attr("Relu")}},
-       true,
-       false},
-      {"3x3_stride2_asymmetric_pads_residual_clip",
-       {1, 11, 10, 12},
-       {20, 12, 3, 3},
-       {{"strides", ints_attr({2, 2})},
-        {"pads", ints_attr({1, 0, 0, 1})},
-        {"activation", string_attr("Clip")},
-        {"activation_params", floats_attr({-0.5f, 0.5f})}},
-       true,
-       true},
+  std::vector<Case> c = shared_nhwc_conv_cases();
+  const std::vector<Case> own = {
       {"5x3_dilated_no_bias_7_channels_out",
        {1, 13, 12, 8},
        {7, 8, 5, 3},
@@ -58,24 +42,10 @@ std::vector<Case> cases() {
        {{"pads", ints_attr({1, 1, 1, 1})}},
        true,
        false},
-      {"3x3_no_pads_one_pixel_out",
-       {3, 3, 3, 5},
-       {16, 5, 3, 3},
-       {},
-       true,
-       true},
-      {"same_upper_stride3",
-       {1, 10, 14, 7},
-       {6, 7, 3, 3},
-       {{"auto_pad", string_attr("SAME_UPPER")}, {"strides", ints_attr({3, 2})}},
-       false,
-       true},
+      {"3x3_no_pads_one_pixel_out", {3, 3, 3, 5}, {16, 5, 3, 3}, {}, true, true},
   };
-}
-
-Attrs channels_last(Attrs a) {
-  a["channels_last"] = int_attr(1);
-  return a;
+  c.insert(c.end(), own.begin(), own.end());
+  return c;
 }
 
 struct Prepared {

@@ -25,6 +25,7 @@
 #include <memory>
 
 #include "kernels/cpu/attention_tiles.h"
+#include "kernels/cpu/kept_buffer.h"
 #include "kernels/cpu/row_kernels.h"
 #include "kernels/reference/attention.h"
 
@@ -37,27 +38,6 @@ constexpr size_t kKeptWorkBytes = size_t{16} << 20;
 // Scores per block of query rows: 8192 floats (32 KiB) at most, and at least one tile's rows.
 constexpr int64_t kBlockScores = 8192;
 constexpr int64_t kMinBlockRows = 6;
-
-// The calling thread's work buffer: grown on demand, kept between calls up to kKeptWorkBytes.
-struct WorkBuffer {
-  std::unique_ptr<float[]> data;
-  size_t capacity = 0;  // floats
-
-  float* get(size_t n) {
-    if (n > capacity) {
-      data.reset();
-      data = std::make_unique_for_overwrite<float[]>(n);
-      capacity = n;
-    }
-    return data.get();
-  }
-  void trim() {
-    if (capacity * sizeof(float) > kKeptWorkBytes) {
-      data.reset();
-      capacity = 0;
-    }
-  }
-};
 
 }  // namespace
 
@@ -89,7 +69,7 @@ Status attention(KernelContext& ctx) {
   const int64_t ms_q = m[2] > 1 ? m[3] : 0, ms_k = m[3] > 1 ? 1 : 0;
   const VectorIsa isa = best_vector_isa();
   auto pairs = [&](int64_t begin, int64_t end) {
-    thread_local WorkBuffer work;
+    thread_local KeptBuffer work(kKeptWorkBytes);
     float* k_panels = work.get(static_cast<size_t>(work_floats));
     float* v_panels = k_panels + k_floats;
     float* scores = v_panels + v_floats;

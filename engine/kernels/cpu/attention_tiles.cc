@@ -10,29 +10,9 @@
 namespace osprey::cpu {
 namespace {
 
-typedef float F4 __attribute__((vector_size(16)));
-typedef float F8 __attribute__((vector_size(32)));
-
-namespace tiles_avx512 {
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw,fma")
-using TileF = F8;
-#include "kernels/cpu/attention_tiles_impl.inc"
-#pragma GCC pop_options
-}  // namespace tiles_avx512
-
-namespace tiles_avx2 {
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-using TileF = F8;
-#include "kernels/cpu/attention_tiles_impl.inc"
-#pragma GCC pop_options
-}  // namespace tiles_avx2
-
-namespace tiles_generic {
-using TileF = F4;
-#include "kernels/cpu/attention_tiles_impl.inc"
-}  // namespace tiles_generic
+#define OSPREY_TILE_IMPL "kernels/cpu/attention_tiles_impl.inc"
+#include "kernels/cpu/tile_regions.inc"
+#undef OSPREY_TILE_IMPL
 
 }  // namespace
 

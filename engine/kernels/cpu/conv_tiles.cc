@@ -7,32 +7,14 @@
 #include <atomic>
 #include <cstring>
 
+#include "kernels/cpu/kept_buffer.h"
+
 namespace osprey::cpu {
 namespace {
 
-typedef float F4 __attribute__((vector_size(16)));
-typedef float F8 __attribute__((vector_size(32)));
-
-namespace tiles_avx512 {
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw,fma")
-using TileF = F8;
-#include "kernels/cpu/conv_tiles_impl.inc"
-#pragma GCC pop_options
-}  // namespace tiles_avx512
-
-namespace tiles_avx2 {
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-using TileF = F8;
-#include "kernels/cpu/conv_tiles_impl.inc"
-#pragma GCC pop_options
-}  // namespace tiles_avx2
-
-namespace tiles_generic {
-using TileF = F4;
-#include "kernels/cpu/conv_tiles_impl.inc"
-}  // namespace tiles_generic
+#define OSPREY_TILE_IMPL "kernels/cpu/conv_tiles_impl.inc"
+#include "kernels/cpu/tile_regions.inc"
+#undef OSPREY_TILE_IMPL
 
 std::atomic<int> g_policy{static_cast<int>(TapPolicy::kAuto)};
 std::atomic<int64_t> g_runs{0};
@@ -49,26 +31,6 @@ void conv_tile_rows(VectorIsa isa, const TileConv& t, const float* xp, const flo
 
 // Padded inputs up to this size stay with their thread between runs.
 constexpr size_t kKeptPaddedBytes = size_t{16} << 20;
-
-struct PaddedBuffer {
-  std::unique_ptr<float[]> data;
-  size_t capacity = 0;  // floats
-
-  float* get(size_t n) {
-    if (n > capacity) {
-      data.reset();
-      data = std::make_unique_for_overwrite<float[]>(n);
-      capacity = n;
-    }
-    return data.get();
-  }
-  void trim() {
-    if (capacity * sizeof(float) > kKeptPaddedBytes) {
-      data.reset();
-      capacity = 0;
-    }
-  }
-};
 
 // Rows [begin, end) of the N * Hp rows of the bordered copy of x.
 void pad_rows(const TileConv& t, const float* x, float* xp, int64_t begin, int64_t end) {
@@ -166,7 +128,7 @@ Status run_tile_conv(VectorIsa isa, const TileConv& t, const float* x, const flo
                      float* y, ThreadPool* pool, int64_t max_elements) {
   g_runs.fetch_add(1, std::memory_order_relaxed);
   const NhwcConv& p = t.p;
-  thread_local PaddedBuffer buffer;
+  thread_local KeptBuffer buffer(kKeptPaddedBytes);
   const float* xp = x;
   if (t.padded) {
     const int64_t floats = p.N * t.Hp * t.Wp * p.C;

@@ -1,0 +1,52 @@
+// A channels-last FusedConv test case, shared by the tests of the tap and tile forms.
+#pragma once
+
+#include <vector>
+
+#include "kernel_harness.h"
+
+namespace osprey::testing {
+
+struct NhwcConvCase {
+  const char* name;
+  Shape x_nhwc, w;  // X [N, H, W, C], W [M, C, KH, KW]
+  Attrs attrs;
+  bool bias, residual;
+};
+
+// The attributes with channels_last = 1.
+inline Attrs channels_last(Attrs a) {
+  a["channels_last"] = int_attr(1);
+  return a;
+}
+
+// Cases both forms must get right: several output rows and channel blocks with padding on
+// every side, a stride with asymmetric pads, a residual and Clip, and SAME_UPPER with unequal
+// strides.
+inline std::vector<NhwcConvCase> shared_nhwc_conv_cases() {
+  return {
+      {"3x3_pad1_relu_batch2",
+       {2, 9, 9, 16},
+       {24, 16, 3, 3},
+       {{"pads", ints_attr({1, 1, 1, 1})}, {"activation", string_attr("Relu")}},
+       true,
+       false},
+      {"3x3_stride2_asymmetric_pads_residual_clip",
+       {1, 11, 10, 12},
+       {20, 12, 3, 3},
+       {{"strides", ints_attr({2, 2})},
+        {"pads", ints_attr({1, 0, 0, 1})},
+        {"activation", string_attr("Clip")},
+        {"activation_params", floats_attr({-0.5f, 0.5f})}},
+       true,
+       true},
+      {"same_upper_stride3_residual",
+       {1, 10, 14, 7},
+       {6, 7, 3, 3},
+       {{"auto_pad", string_attr("SAME_UPPER")}, {"strides", ints_attr({3, 2})}},
+       false,
+       true},
+  };
+}
+
+}  // namespace osprey::testing
