@@ -188,39 +188,34 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   // The tile and tap forms need only the direct primitive's name: decide before compiling it.
   const bool nhwc_2d =
       packable && cl && group == 1 && !st.bf16 && win.nd == 2 && shape_numel(win.kernel) > 1;
-  if (nhwc_2d && st.tiles != 0) {
-    const NhwcConv tp{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0], win.out[1],
-                      win.strides[0], win.strides[1], win.dilations[0], win.dilations[1],
-                      win.pad_begin[0], win.pad_begin[1], has_bias, has_z};
-    TileAct act = TileAct::kNone;
-    float lo = 0, hi = 0;
-    if (st.tiles < 0)
-      st.tiles = tiles_pay(tp, pd.impl_info_str()) &&
-                         tile_activation(st.act.name, st.act.params, &act, &lo, &hi)
-                     ? 1
-                     : 0;
-    if (st.tiles == 1) {
-      tile_activation(st.act.name, st.act.params, &act, &lo, &hi);
-      if (!st.tile_panels) {
-        if (st.weights_released) return internal_error("convolution: W was released unpacked");
-        auto panels = std::make_shared<std::vector<float>>(
-            static_cast<size_t>(conv_panel_floats(M, C, tp.KH, tp.KW)));
-        pack_conv_panels(st.weights.data<float>(), M, C, tp.KH, tp.KW, panels->data());
-        st.tile_panels = std::move(panels);
+  if (nhwc_2d) {
+    const NhwcConv tp{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0],
+                      win.out[1], win.strides[0], win.strides[1], win.dilations[0],
+                      win.dilations[1], win.pad_begin[0], win.pad_begin[1], has_bias, has_z};
+    if (st.tiles != 0) {
+      TileAct act = TileAct::kNone;
+      float lo = 0, hi = 0;
+      const bool act_ok = tile_activation(st.act.name, st.act.params, &act, &lo, &hi);
+      if (st.tiles < 0) st.tiles = act_ok && tiles_pay(tp, pd.impl_info_str()) ? 1 : 0;
+      if (st.tiles == 1) {
+        if (!st.tile_panels) {
+          if (st.weights_released) return internal_error("convolution: W was released unpacked");
+          auto panels = std::make_shared<std::vector<float>>(
+              static_cast<size_t>(conv_panel_floats(M, C, tp.KH, tp.KW)));
+          pack_conv_panels(st.weights.data<float>(), M, C, tp.KH, tp.KW, panels->data());
+          st.tile_panels = std::move(panels);
+        }
+        e->tile = make_tile_conv(tp, act, lo, hi, st.tile_panels);
+        return std::shared_ptr<const ConvEntry>(e);
       }
-      e->tile = make_tile_conv(tp, act, lo, hi, st.tile_panels);
-      return std::shared_ptr<const ConvEntry>(e);
     }
-  }
-  if (nhwc_2d && st.taps != 0) {
-    NhwcConv tp{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0], win.out[1],
-                  win.strides[0], win.strides[1], win.dilations[0], win.dilations[1],
-                  win.pad_begin[0], win.pad_begin[1], has_bias, has_z};
-    if (st.taps < 0) st.taps = taps_pay(tp, pd.impl_info_str()) ? 1 : 0;
-    if (st.taps == 1) {
-      const float* w = st.weights_released ? nullptr : st.weights.data<float>();
-      OSPREY_ASSIGN_OR_RETURN(e->taps, build_taps(tp, st.act, w, &st.tap_rows));
-      return std::shared_ptr<const ConvEntry>(e);
+    if (st.taps != 0) {
+      if (st.taps < 0) st.taps = taps_pay(tp, pd.impl_info_str()) ? 1 : 0;
+      if (st.taps == 1) {
+        const float* w = st.weights_released ? nullptr : st.weights.data<float>();
+        OSPREY_ASSIGN_OR_RETURN(e->taps, build_taps(tp, st.act, w, &st.tap_rows));
+        return std::shared_ptr<const ConvEntry>(e);
+      }
     }
   }
   e->prim = dnnl::convolution_forward(pd);
