@@ -22,17 +22,11 @@ int64_t tap_runs() {
 
 using Case = NhwcConvCase;
 
-// The shared cases, then a dilated 5x3 kernel, a one-row kernel (first row = last row) with
-// Sigmoid, and a 2x2 stride-2 kernel (a first and a last row, no middle one).
+// The shared cases, then a one-row kernel (first row = last row) with Sigmoid, and a 2x2
+// stride-2 kernel (a first and a last row, no middle one).
 std::vector<Case> cases() {
   std::vector<Case> c = shared_nhwc_conv_cases();
   const std::vector<Case> own = {
-      {"5x3_dilated_no_bias",
-       {1, 13, 12, 8},
-       {16, 8, 5, 3},
-       {{"dilations", ints_attr({2, 3})}, {"pads", ints_attr({2, 3, 4, 1})}},
-       false,
-       false},
       {"1x3_one_row_residual_sigmoid",
        {2, 6, 7, 9},
        {5, 9, 1, 3},
@@ -153,19 +147,6 @@ TEST(CpuConvTaps, DecisionIsKeptForLaterShapesAndBatches) {
     EXPECT_EQ(tap_runs(), before + 1);
     expect_close(*got, *want);
   }
-}
-
-// The implementation oneDNN picks for the direct nhwc convolution of x [1, C, H, W] by w.
-std::string direct_impl(int64_t C, int64_t H, int64_t M) {
-  using dnnl::memory;
-  const auto nhwc = memory::format_tag::nhwc;
-  const memory::desc src({1, C, H, H}, memory::data_type::f32, nhwc),
-      dst({1, M, H, H}, memory::data_type::f32, nhwc),
-      w({M, C, 3, 3}, memory::data_type::f32, memory::format_tag::any);
-  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
-                                    dnnl::algorithm::convolution_direct, src, w, dst, {1, 1},
-                                    {1, 1}, {1, 1});
-  return dnnl::convolution_forward::primitive_desc(d, cpu::dnnl_engine()).impl_info_str();
 }
 
 TEST(CpuConvTaps, AutoTakesTheTapFormWhereTheDirectKernelIsAvx2AndChannelsAreMany) {

@@ -22,7 +22,6 @@
 // (osprey_tile_bench, one layer of 12 heads: 0.92-1.04x of the batched matmuls).
 #include <algorithm>
 #include <cstring>
-#include <memory>
 
 #include "kernels/cpu/attention_tiles.h"
 #include "kernels/cpu/kept_buffer.h"
