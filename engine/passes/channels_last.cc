@@ -68,13 +68,6 @@ bool layout_free_binary(const ir::Node& n) {
          n.inputs[1] >= 0 && n.outputs.size() == 1 && n.outputs[0] >= 0;
 }
 
-// The default-domain opset the model imports (for the Transpose/ReduceMean nodes added).
-int default_opset(const ir::Graph& g) {
-  for (const auto& n : g.nodes)
-    if (n.domain.empty() && n.opset > 0) return n.opset;
-  return 13;
-}
-
 enum class Kind { kNone, kConv, kUnary, kBinary, kScalarBinary, kPool, kMaxPool };
 
 // A 2-D MaxPool the channels-last com.osprey MaxPool computes the same way: Y only (no
@@ -111,20 +104,6 @@ bool max_pool_candidate(const ir::Node& n) {
 bool single_value(const ir::Graph& g, int v) {
   const Tensor* t = constant_tensor(g, v);
   return t && t->numel() == 1 && t->rank() <= 4;
-}
-
-ir::Attribute ints_attr(std::vector<int64_t> v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-
-ir::Attribute int_attr(int64_t v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kInt;
-  a.i = v;
-  return a;
 }
 
 class ChannelsLast final : public Pass {
@@ -175,7 +154,7 @@ class ChannelsLast final : public Pass {
       // Inputs: the channels-last twins.
       if (kind[i] == Kind::kConv) {
         if (n.op_type == "Conv") make_fused(n, "FusedConv", 4);
-        n.attributes["channels_last"] = int_attr(1);
+        n.attributes["channels_last"] = int_attribute(1);
         n.inputs[0] = twin_of(g, n.inputs[0]);
         if (n.inputs[3] != ir::kNoValue) n.inputs[3] = twin_of(g, n.inputs[3]);
       } else if (kind[i] == Kind::kUnary) {
@@ -186,7 +165,7 @@ class ChannelsLast final : public Pass {
         n.opset = 1;
         n.kernel = nullptr;
         n.attributes.erase("storage_order");
-        n.attributes["channels_last"] = int_attr(1);
+        n.attributes["channels_last"] = int_attribute(1);
         n.outputs.resize(1);
       } else if (kind[i] == Kind::kScalarBinary) {
         for (int& in : n.inputs)
@@ -196,13 +175,13 @@ class ChannelsLast final : public Pass {
       }
       if (kind[i] == Kind::kPool) {
         const int y = n.outputs[0];
-        const int r = add_unique_value(g, g.values[static_cast<size_t>(y)].name + "_nhwc", f32_type());
+        const int r = add_unique_value(g, g.values[static_cast<size_t>(y)].name + "_nhwc", float_tensor_type());
         n.op_type = "ReduceMean";
         n.opset = opset_;
         n.kernel = nullptr;
         n.attributes.clear();
-        n.attributes["axes"] = ints_attr({1, 2});
-        n.attributes["keepdims"] = int_attr(1);
+        n.attributes["axes"] = ints_attribute({1, 2});
+        n.attributes["keepdims"] = int_attribute(1);
         n.outputs[0] = r;
         add_transpose(r, y, kToFirst, n.name);
         continue;
@@ -210,7 +189,7 @@ class ChannelsLast final : public Pass {
       // Output: produced channels-last under a new name; the NCHW name comes back through a
       // Transpose only if something still reads it.
       const int y = n.outputs[0];
-      const int t = add_unique_value(g, g.values[static_cast<size_t>(y)].name + "_nhwc", f32_type());
+      const int t = add_unique_value(g, g.values[static_cast<size_t>(y)].name + "_nhwc", float_tensor_type());
       n.outputs[0] = t;
       twin_[static_cast<size_t>(y)] = t;
       if (needs_nchw(ix, kind, y)) add_transpose(t, y, kToFirst, n.name);
@@ -220,13 +199,6 @@ class ChannelsLast final : public Pass {
   }
 
  private:
-  static ir::ValueType f32_type() {
-    ir::ValueType t;
-    t.kind = ir::ValueType::Kind::kTensor;
-    t.dtype = DType::kFloat32;
-    return t;
-  }
-
   // True when some reader of `y` (a value about to be produced channels-last) needs NCHW.
   static bool needs_nchw(const GraphIndex& ix, const std::vector<Kind>& kind, int y) {
     const auto u = static_cast<size_t>(y);
@@ -242,7 +214,7 @@ class ChannelsLast final : public Pass {
     const auto u = static_cast<size_t>(v);
     if (twin_[u] != ir::kNoValue) return twin_[u];
     const std::string name = g.values[u].name;
-    const int made = add_unique_value(g, name + "_nhwc", f32_type());
+    const int made = add_unique_value(g, name + "_nhwc", float_tensor_type());
     twin_[u] = made;
     add_transpose(v, made, kToLast, name);
     return made;
@@ -255,7 +227,7 @@ class ChannelsLast final : public Pass {
     t.opset = opset_;
     t.inputs = {from};
     t.outputs = {to};
-    t.attributes["perm"] = ints_attr(perm);
+    t.attributes["perm"] = ints_attribute(perm);
     added_.push_back(std::move(t));
   }
 

@@ -50,6 +50,7 @@ std::unique_ptr<Pass> make_matmul_add_fusion();
 std::unique_ptr<Pass> make_attention_fusion();
 std::unique_ptr<Pass> make_transpose_reshape_cancellation();
 std::unique_ptr<Pass> make_channels_last();
+std::unique_ptr<Pass> make_channels_blocked();
 std::unique_ptr<Pass> make_pad_conv_fold();
 
 }  // namespace osprey::passes

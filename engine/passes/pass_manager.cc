@@ -36,6 +36,7 @@ PassManager PassManager::with_default_passes(PassManagerOptions options) {
   pm.add(make_transpose_reshape_cancellation());
   // Layout last: the convolutions it moves to channels-last are the fused ones.
   pm.add(make_channels_last());
+  pm.add(make_channels_blocked());
   pm.add(make_dead_code_elimination());
   return pm;
 }

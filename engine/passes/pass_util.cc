@@ -68,6 +68,33 @@ ir::ValueType tensor_value_type(const Tensor& t) {
   return vt;
 }
 
+int default_opset(const ir::Graph& g) {
+  for (const auto& n : g.nodes)
+    if (n.domain.empty() && n.opset > 0) return n.opset;
+  return 13;
+}
+
+ir::Attribute ints_attribute(std::vector<int64_t> v) {
+  ir::Attribute a;
+  a.type = ir::Attribute::Type::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
+ir::Attribute int_attribute(int64_t v) {
+  ir::Attribute a;
+  a.type = ir::Attribute::Type::kInt;
+  a.i = v;
+  return a;
+}
+
+ir::ValueType float_tensor_type() {
+  ir::ValueType t;
+  t.kind = ir::ValueType::Kind::kTensor;
+  t.dtype = DType::kFloat32;
+  return t;
+}
+
 bool has_subgraph(const ir::Node& n) {
   for (const auto& [k, a] : n.attributes)
     if (a.g || !a.graphs.empty()) return true;

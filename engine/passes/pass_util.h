@@ -64,4 +64,11 @@ inline bool is_op(const ir::Node& n, const char* op) {
 // The other input of a two-input node, given one of them; kNoValue if `x` is not an input.
 int other_input(const ir::Node& n, int x);
 
+// For nodes a pass adds: the default-domain opset the model imports (13 when none is seen),
+// attribute values, and the type of a float32 tensor of unknown shape.
+int default_opset(const ir::Graph& g);
+ir::Attribute ints_attribute(std::vector<int64_t> v);
+ir::Attribute int_attribute(int64_t v);
+ir::ValueType float_tensor_type();
+
 }  // namespace osprey::passes

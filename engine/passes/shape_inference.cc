@@ -203,8 +203,15 @@ class Inference {
   void conv(const ir::Node& n, int y) {
     if (!known(in(n, 0)) || !known(in(n, 1))) return;
     const bool channels_last = n.op_type == "FusedConv" && attr_int(n, "channels_last", 0) == 1;
+    // channels_blocked = b: X [N, C/b, H, W, b] and Y [N, M/b, OH, OW, b].
+    const int64_t block = n.op_type == "FusedConv" ? attr_int(n, "channels_blocked", 0) : 0;
     SymShape x = shape(in(n, 0));
     const SymShape& w = shape(in(n, 1));
+    if (block > 0) {
+      if (x.size() != 5 || w.size() != 4 || !x[4].fixed() || x[4].value != block) return;
+      if (!w[0].fixed() || w[0].value % block != 0) return;
+      x.pop_back();  // [N, C/b, H, W]: the channel count is not needed below
+    }
     if (x.size() < 3 || w.size() != x.size()) return;
     if (channels_last) x.insert(x.begin() + 1, x.back()), x.pop_back();  // to [N, C, spatial...]
     const size_t nd = x.size() - 2;
@@ -220,6 +227,7 @@ class Inference {
       out.push_back(window_sym_dim(x[i + 2], kernel[i], strides[i], dil[i], pads[i], pads[i + nd],
                                    ap, false));
     if (channels_last) out.push_back(out[1]), out.erase(out.begin() + 1);  // [N, spatial..., M]
+    if (block > 0) out[1] = fixed_dim(w[0].value / block), out.push_back(fixed_dim(block));
     set_shape(y, std::move(out));
   }
 

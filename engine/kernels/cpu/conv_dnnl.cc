@@ -1,6 +1,8 @@
 // Conv and com.osprey FusedConv on oneDNN (float32, 1-D/2-D/3-D, groups, depthwise, pads,
 // strides, dilations, auto_pad). Tensors are NCHW at the op boundary, or NHWC for a FusedConv
-// with channels_last = 1 (X, Z and Y are [N, spatial..., C]; W stays [M, C/group, k...]). For
+// with channels_last = 1 (X, Z and Y are [N, spatial..., C]; W stays [M, C/group, k...]), or
+// with channels_blocked = b (2-D; X, Z and Y are [N, C/b, H, W, b], oneDNN's nChw8c/nChw16c,
+// handed over as they are like channels-last ones). For
 // NCHW the source and destination are reordered into the layout the primitive prefers
 // (nChw16c and friends) when it differs; channels-last tensors are handed to the primitive as
 // they are (oneDNN's brgconv / depthwise kernels take nhwc directly), so a chain of
@@ -8,8 +10,8 @@
 // state, together with a small cache of primitives per input shape. FusedConv adds the bias,
 // the residual Z (sum post-op) and the activation (eltwise post-ops) inside the primitive.
 // A channels-last 2-D convolution with constant weights may instead run on register tiles
-// (conv_tiles.h) or as one 1x1 product per kernel row over copied pixels (conv_taps.h),
-// decided once per node at its first build.
+// (conv_tiles.h) or as one 1x1 product per kernel row over copied pixels (conv_taps.h), and a
+// blocked one in the tap form, decided once per node at its first build.
 // With compute_precision = "bf16" (the session's fast mode) the source is converted to bf16
 // per run and the weights once, the primitive accumulates in f32 and writes f32.
 #include <cstring>
@@ -40,6 +42,7 @@ struct ConvEntry {
 struct ConvState final : KernelState {
   bool fused = false;
   bool channels_last = false;
+  int64_t block = 0;  // channels_blocked: 0, 8 or 16
   bool bf16 = false;  // compute_precision = "bf16": bf16 source and weights, f32 accumulation
   Activation act;
   // The constant weights (shared storage) until the session releases the plain copy;
@@ -83,6 +86,11 @@ Result<std::shared_ptr<ConvState>> make_state(const KernelContext& ctx, bool fus
     const int64_t cl = ctx.attr_int("channels_last", 0);
     if (cl != 0 && cl != 1) return invalid_argument("attribute channels_last must be 0 or 1, got ", cl);
     st->channels_last = cl == 1;
+    st->block = ctx.attr_int("channels_blocked", 0);
+    if (st->block != 0 && st->block != 8 && st->block != 16)
+      return invalid_argument("attribute channels_blocked must be 0, 8 or 16, got ", st->block);
+    if (st->block && st->channels_last)
+      return invalid_argument("channels_last and channels_blocked cannot both be set");
   }
   OSPREY_ASSIGN_OR_RETURN(st->bf16, read_bf16_compute(ctx));
   if (ctx.has_input(1)) {
@@ -93,7 +101,7 @@ Result<std::shared_ptr<ConvState>> make_state(const KernelContext& ctx, bool fus
   return st;
 }
 
-Status check_inputs(const KernelContext& ctx, bool fused) {
+Status check_inputs(const KernelContext& ctx, bool fused, int64_t block) {
   if (!ctx.has_input(0) || !ctx.has_input(1)) return invalid_argument("X and W are required");
   OSPREY_RETURN_IF_ERROR(require_f32(ctx, 0, "X"));
   OSPREY_RETURN_IF_ERROR(require_f32(ctx, 1, "W"));
@@ -101,6 +109,13 @@ Status check_inputs(const KernelContext& ctx, bool fused) {
   if (fused) OSPREY_RETURN_IF_ERROR(require_f32(ctx, 3, "residual Z"));
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
+  if (block) {
+    if (x.rank() != 5 || x.dim(4) != block || w.rank() != 4)
+      return invalid_argument("X has shape ", shape_to_string(x.shape()), " and W ",
+                              shape_to_string(w.shape()), "; channels_blocked = ", block,
+                              " takes X [N, C/", block, ", H, W, ", block, "] and 4-D weights");
+    return Status::Ok();
+  }
   if (x.rank() < 3 || x.rank() > 5)
     return invalid_argument("X has shape ", shape_to_string(x.shape()),
                             "; this kernel takes 1-D to 3-D convolutions (rank 3 to 5)");
@@ -119,14 +134,24 @@ struct ConvProblem {
 Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvState& st,
                                                const ConvProblem& pb, int threads, bool packable) {
   const bool cl = st.channels_last;
+  const int64_t blk = st.block;
   const Shape &xshape = *pb.x, &wshape = *pb.w;
-  const Shape xs = channels_first(xshape, cl);  // the input's [N, C, spatial...]
+  if (blk && (xshape.size() != 5 || xshape[4] != blk || wshape.size() != 4))
+    return invalid_argument("X has shape ", shape_to_string(xshape), "; channels_blocked = ", blk,
+                            " takes [N, C/", blk, ", H, W, ", blk, "] and 4-D weights");
+  // The input's [N, C, spatial...]
+  const Shape xs = blk ? Shape{xshape[0], xshape[1] * blk, xshape[2], xshape[3]}
+                       : channels_first(xshape, cl);
   const int64_t group = ctx.attr_int("group", 1);
   if (group < 1) return invalid_argument("attribute group must be >= 1, got ", group);
   const int64_t N = xs[0], C = xs[1], M = wshape[0];
   if (wshape[1] * group != C || M % group != 0)
     return invalid_argument("weights ", shape_to_string(wshape), " do not match input ",
-                            shape_to_string(xshape), cl ? " (channels last)" : "", " with group ", group);
+                            shape_to_string(xshape), cl ? " (channels last)" : blk ? " (channels blocked)" : "",
+                            " with group ", group);
+  if (blk && M % blk != 0)
+    return invalid_argument("weights ", shape_to_string(wshape), " have ", M,
+                            " output channels; channels_blocked = ", blk, " needs a multiple of ", blk);
   ref::Window win;
   win.in.assign(xs.begin() + 2, xs.end());
   win.kernel.assign(wshape.begin() + 2, wshape.end());
@@ -139,6 +164,7 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   Shape out = {N, M};  // [N, M, spatial...]
   out.insert(out.end(), win.out.begin(), win.out.end());
   e->out_shape = cl ? channels_last_of(out) : out;
+  if (blk) e->out_shape = {N, M / blk, out[2], out[3], blk};
   if (shape_numel(out) == 0 || shape_numel(xshape) == 0) return std::shared_ptr<const ConvEntry>(e);
 
   Dims src_dims(xs.begin(), xs.end());
@@ -156,8 +182,9 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   }
   const auto f32 = memory::data_type::f32;
   const auto any = memory::format_tag::any;
-  e->src_plain = boundary_desc(src_dims, cl);
-  e->dst_plain = boundary_desc(dst_dims, cl);
+  const auto blk_tag = blk == 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
+  e->src_plain = blk ? memory::desc(src_dims, f32, blk_tag) : boundary_desc(src_dims, cl);
+  e->dst_plain = blk ? memory::desc(dst_dims, f32, blk_tag) : boundary_desc(dst_dims, cl);
   e->w_plain = plain_desc(w_dims);
   const bool has_bias = pb.has_bias, has_z = pb.has_z;
   if (has_bias) e->bias_md = plain_desc({M});
@@ -174,9 +201,10 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   // In bf16 compute the source and weights are bf16 (the source converted per run, in the
   // same layout when channels-last); the destination stays f32.
   const auto in_type = st.bf16 ? memory::data_type::bf16 : f32;
-  const memory::desc src_any = cl ? memory::desc(src_dims, in_type, channels_last_tag(src_dims.size()))
-                                  : memory::desc(src_dims, in_type, any),
-                     dst_any = cl ? e->dst_plain : memory::desc(dst_dims, f32, any),
+  const memory::desc src_any = blk ? memory::desc(src_dims, in_type, blk_tag)
+                               : cl  ? memory::desc(src_dims, in_type, channels_last_tag(src_dims.size()))
+                                     : memory::desc(src_dims, in_type, any),
+                     dst_any = cl || blk ? e->dst_plain : memory::desc(dst_dims, f32, any),
                      w_any(w_dims, in_type, any);
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto alg = dnnl::algorithm::convolution_direct;
@@ -186,13 +214,13 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
                                                          strides, dil, pad_l, pad_r);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, dnnl_engine());
   // The tile and tap forms need only the direct primitive's name: decide before compiling it.
-  const bool nhwc_2d =
-      packable && cl && group == 1 && !st.bf16 && win.nd == 2 && shape_numel(win.kernel) > 1;
+  const bool nhwc_2d = packable && (cl || blk) && group == 1 && !st.bf16 && win.nd == 2 &&
+                       shape_numel(win.kernel) > 1;
   if (nhwc_2d) {
     const NhwcConv tp{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0],
                       win.out[1], win.strides[0], win.strides[1], win.dilations[0],
-                      win.dilations[1], win.pad_begin[0], win.pad_begin[1], has_bias, has_z};
-    if (st.tiles != 0) {
+                      win.dilations[1], win.pad_begin[0], win.pad_begin[1], has_bias, has_z, blk};
+    if (st.tiles != 0 && !blk) {
       TileAct act = TileAct::kNone;
       float lo = 0, hi = 0;
       const bool act_ok = tile_activation(st.act.name, st.act.params, &act, &lo, &hi);
@@ -211,7 +239,8 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
     }
     if (st.taps != 0) {
       if (st.taps < 0) st.taps = taps_pay(tp, pd.impl_info_str()) ? 1 : 0;
-      if (st.taps == 1) {
+      // A blocked image too large for one block runs directly (its weights from the rows).
+      if (st.taps == 1 && taps_fit(tp)) {
         const float* w = st.weights_released ? nullptr : st.weights.data<float>();
         OSPREY_ASSIGN_OR_RETURN(e->taps, build_taps(tp, st.act, w, &st.tap_rows));
         return std::shared_ptr<const ConvEntry>(e);
@@ -233,7 +262,14 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
     for (const auto& [md, mem] : st.packed)
       if (md == e->w_md) e->packed_weights = mem;
     if (!e->packed_weights) {
-      if (st.weights_released) {  // only a packed form is left: reorder from it
+      if (st.weights_released && st.packed.empty()) {  // only the tap rows hold W
+        if (st.tap_rows.empty()) return internal_error("convolution: W was released unpacked");
+        std::vector<float> plain =
+            unpack_tap_rows(*st.tap_rows.front(), M, C, wshape[2], wshape[3]);
+        e->packed_weights = memory(e->w_md, dnnl_engine());
+        run_reorder(make_reorder(e->w_plain, e->w_md), wrap(e->w_plain, plain.data()),
+                    e->packed_weights);
+      } else if (st.weights_released) {  // only a packed form is left: reorder from it
         const auto& [from_md, from] = st.packed.front();
         e->packed_weights = memory(e->w_md, dnnl_engine());
         run_reorder(make_reorder(from_md, e->w_md), from, e->packed_weights);
@@ -262,7 +298,6 @@ Result<std::shared_ptr<const ConvEntry>> entry_for(const KernelContext& ctx, Con
 }
 
 Status run_conv(KernelContext& ctx, bool fused) {
-  OSPREY_RETURN_IF_ERROR(check_inputs(ctx, fused));
   std::shared_ptr<ConvState> local;
   auto* st = dynamic_cast<ConvState*>(ctx.state());
   if (!st) {  // no prepared state (e.g. run outside a session): prepare for this run only
@@ -271,6 +306,7 @@ Status run_conv(KernelContext& ctx, bool fused) {
     local->weights_data = nullptr;
     st = local.get();
   }
+  OSPREY_RETURN_IF_ERROR(check_inputs(ctx, fused, st->block));
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
   const bool packable = st->weights_released
@@ -353,7 +389,7 @@ Result<std::shared_ptr<KernelState>> prepare(const KernelContext& ctx, bool fuse
   Shape hint;
   pb.x = &hint;
   if (st->weights.defined() && st->weights.numel() > 0 && ctx.shape_hint(0, &hint) &&
-      hint.size() == st->weights.shape().size() && hint.size() >= 3) {
+      hint.size() == st->weights.shape().size() + (st->block ? 1 : 0) && hint.size() >= 3) {
     const auto& ins = ctx.node().inputs;
     pb.w = &st->weights.shape();
     pb.has_bias = ins.size() > 2 && ins[2] != ir::kNoValue;

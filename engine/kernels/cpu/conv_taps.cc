@@ -19,12 +19,17 @@ Role role_of(int64_t r, int64_t rows) {
   return r == 0 ? kFirst : (r == rows - 1 ? kLast : kMiddle);
 }
 
+memory::format_tag layout_tag(const NhwcConv& p) {
+  if (p.block == 0) return memory::format_tag::nhwc;
+  return p.block == 8 ? memory::format_tag::nChw8c : memory::format_tag::nChw16c;
+}
+
 // One 1x1 convolution over `pixels` pixels of KW * C channels into M channels.
 TapConv::Step make_step(const NhwcConv& p, const Activation& act, int64_t pixels, Role role) {
   const int64_t K = p.KW * p.C;
   TapConv::Step s;
-  s.src_md = memory::desc({1, K, 1, pixels}, memory::data_type::f32, memory::format_tag::nhwc);
-  s.dst_md = memory::desc({1, p.M, 1, pixels}, memory::data_type::f32, memory::format_tag::nhwc);
+  s.src_md = memory::desc({1, K, 1, pixels}, memory::data_type::f32, layout_tag(p));
+  s.dst_md = memory::desc({1, p.M, 1, pixels}, memory::data_type::f32, layout_tag(p));
   const memory::desc w_any({p.M, K, 1, 1}, memory::data_type::f32, memory::format_tag::any);
   const bool first = role == kFirst, last = role == kLast || p.KH == 1;
   dnnl::post_ops ops;
@@ -120,6 +125,40 @@ void fill_row(const NhwcConv& p, const float* x, int64_t r, int64_t q0, int64_t 
   }
 }
 
+// The blocked layout's copy: for output pixels [i0, i1) of the image block starting at pixel
+// q0 (one image of `plane` pixels), the pixels under kernel row r's taps into buf, which is
+// [KW * C / B, plane, B] (tap kx's channel block cb is plane kx * C / B + cb). Each plane is
+// filled output row by output row, B floats (one fixed-size copy) per pixel.
+template <int64_t B>
+void fill_row_blocked(const NhwcConv& p, const float* x, int64_t r, int64_t q0, int64_t i0,
+                      int64_t i1, float* buf) {
+  const int64_t CB = p.C / B, plane = p.OH * p.OW, img = q0 / plane;
+  for (int64_t kx = 0; kx < p.KW; ++kx)
+    for (int64_t cb = 0; cb < CB; ++cb) {
+      const float* in_plane = x + (img * CB + cb) * p.H * p.W * B;
+      float* out = buf + ((kx * CB + cb) * plane) * B;
+      for (int64_t i = i0; i < i1;) {
+        const int64_t oy = i / p.OW, ox0 = i % p.OW;
+        const int64_t end = std::min(i1, (oy + 1) * p.OW);
+        const int64_t iy = oy * p.stride_h - p.pad_top + r * p.dil_h;
+        float* o = out + i * B;
+        if (iy < 0 || iy >= p.H) {
+          std::memset(o, 0, sizeof(float) * static_cast<size_t>((end - i) * B));
+        } else {
+          const float* in_row = in_plane + iy * p.W * B;
+          for (int64_t ox = ox0; ox < ox0 + (end - i); ++ox, o += B) {
+            const int64_t ix = ox * p.stride_w - p.pad_left + kx * p.dil_w;
+            if (ix < 0 || ix >= p.W)
+              std::memset(o, 0, sizeof(float) * B);
+            else
+              std::memcpy(o, in_row + ix * B, sizeof(float) * B);
+          }
+        }
+        i = end;
+      }
+    }
+}
+
 }  // namespace
 
 void set_conv_tap_policy(TapPolicy policy) {
@@ -132,13 +171,21 @@ int64_t tap_convolutions_run() {
   return g_runs.load(std::memory_order_relaxed);
 }
 
+bool taps_fit(const NhwcConv& p) {
+  if (p.block == 0) return true;
+  return p.C % p.block == 0 && p.M % p.block == 0 &&
+         p.OH * p.OW * p.KW * p.C <= static_cast<int64_t>(kTapBlockBytes / sizeof(float));
+}
+
 bool taps_pay(const NhwcConv& p, const char* direct_impl) {
+  if (!taps_fit(p)) return false;
   switch (conv_tap_policy()) {
     case TapPolicy::kNever: return false;
     case TapPolicy::kAlways: return true;
     case TapPolicy::kAuto: break;
   }
-  return std::strcmp(direct_impl, "jit:avx2") == 0 && p.C >= 64;
+  return std::strcmp(direct_impl, "jit:avx2") == 0 &&
+         p.C >= (p.block ? kBlockedTapMinChannels : 64);
 }
 
 Result<std::shared_ptr<const TapConv>> build_taps(
@@ -148,7 +195,9 @@ Result<std::shared_ptr<const TapConv>> build_taps(
   t->p = p;
   const int64_t pixels = p.N * p.OH * p.OW;
   const int64_t row_bytes = p.KW * p.C * static_cast<int64_t>(sizeof(float));
-  t->block = std::clamp<int64_t>(static_cast<int64_t>(kTapBlockBytes) / row_bytes, 1, pixels);
+  if (!taps_fit(p)) return internal_error("tap convolution: a blocked image does not fit a block");
+  t->block = p.block ? p.OH * p.OW
+                     : std::clamp<int64_t>(static_cast<int64_t>(kTapBlockBytes) / row_bytes, 1, pixels);
   t->tail = pixels % t->block;
   if (p.has_bias) t->bias_md = plain_desc({p.M});
   memory::desc md;
@@ -173,6 +222,23 @@ Result<std::shared_ptr<const TapConv>> build_taps(
   return std::shared_ptr<const TapConv>(t);
 }
 
+std::vector<float> unpack_tap_rows(const TapRows& rows, int64_t M, int64_t C, int64_t KH,
+                                   int64_t KW) {
+  std::vector<float> w(static_cast<size_t>(M * C * KH * KW));
+  std::vector<float> rw(static_cast<size_t>(M * KW * C));
+  const memory::desc plain = plain_desc({M, KW * C, 1, 1});
+  for (int64_t r = 0; r < KH; ++r) {
+    run_reorder(make_reorder(rows.md, plain), rows.rows[static_cast<size_t>(r)],
+                wrap(plain, rw.data()));
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t kx = 0; kx < KW; ++kx)
+        for (int64_t c = 0; c < C; ++c)
+          w[static_cast<size_t>(((m * C + c) * KH + r) * KW + kx)] =
+              rw[static_cast<size_t>((m * KW + kx) * C + c)];
+  }
+  return w;
+}
+
 void run_taps(const TapConv& t, const float* x, const float* bias, float* y, ThreadPool* pool) {
   g_runs.fetch_add(1, std::memory_order_relaxed);
   const NhwcConv& p = t.p;
@@ -182,7 +248,14 @@ void run_taps(const TapConv& t, const float* x, const float* bias, float* y, Thr
     const int64_t n = std::min(t.block, pixels - q0);
     const int size = n == t.block ? 0 : 1;
     for (int64_t r = 0; r < p.KH; ++r) {
-      auto fill = [&](int64_t b, int64_t e) { fill_row(p, x, r, q0 + b, e - b, buf + b * KC); };
+      auto fill = [&](int64_t b, int64_t e) {
+        if (p.block == 8)
+          fill_row_blocked<8>(p, x, r, q0, b, e, buf);
+        else if (p.block == 16)
+          fill_row_blocked<16>(p, x, r, q0, b, e, buf);
+        else
+          fill_row(p, x, r, q0 + b, e - b, buf + b * KC);
+      };
       if (pool)
         pool->parallel_for(n, KC, fill);
       else

@@ -9,6 +9,10 @@
 // on one core, while its 1x1 kernel (jit_1x1:avx2) runs at the FMA peak. Copying the rows costs
 // a few percent of the product. Pixels are taken in blocks so that a row's copy stays within
 // kTapBlockBytes whatever the image size.
+//
+// The same form runs a convolution in the channels_blocked layout ([N, C/b, H, W, b]): a row's
+// copy is then [KW * C / b, pixels, b] and the 1x1 primitive reads and writes nChw8c (nChw16c),
+// one whole image per block, so that Y's block is that image's part of the tensor.
 #pragma once
 
 #include <memory>
@@ -41,8 +45,11 @@ class FormPolicyScope {
 };
 using TapPolicyScope = FormPolicyScope<set_conv_tap_policy, conv_tap_policy>;
 
-// The most bytes one row's copied pixels take (the pixel block is sized to fit).
+// The most bytes one row's copied pixels take (the pixel block is sized to fit; in the blocked
+// layout a block is one whole image).
 constexpr size_t kTapBlockBytes = size_t{4} << 20;
+// Blocked problems with fewer input channels run on oneDNN's direct nChw8c kernel.
+constexpr int64_t kBlockedTapMinChannels = 128;
 
 // A 2-D channels-last convolution with one group, as the tap form (and the tile form,
 // conv_tiles.h) sees it.
@@ -52,12 +59,18 @@ struct NhwcConv {
   int64_t OH = 0, OW = 0;
   int64_t stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_top = 0, pad_left = 0;
   bool has_bias = false, has_z = false;
+  // 0: X and Y are channels-last as above. b (8 or 16, the channels_blocked layout): X is
+  // [N, C/b, H, W, b] and Y [N, M/b, OH, OW, b] (C and M multiples of b). Only the tap form
+  // takes blocked problems.
+  int64_t block = 0;
 };
 
 // Whether the tap form should run `p` under the tap policy, given the direct primitive
-// oneDNN would use: with kAuto, when that primitive is the AVX2 direct kernel and C >= 128
-// (below that the direct kernel keeps up: ResNet's 64-channel 56x56 stage).
+// oneDNN would use: with kAuto, when that primitive is the AVX2 direct kernel and C >= 64
+// (channels-last) or C >= kBlockedTapMinChannels (blocked). A blocked problem also needs each
+// image's copied rows to fit in kTapBlockBytes (taps_fit), whatever the policy.
 bool taps_pay(const NhwcConv& p, const char* direct_impl);
+bool taps_fit(const NhwcConv& p);
 
 // The row weights packed for one 1x1 primitive's layout: rows[r] holds kernel row r.
 struct TapRows {
@@ -89,8 +102,13 @@ Result<std::shared_ptr<const TapConv>> build_taps(
     const NhwcConv& p, const Activation& act, const float* w,
     std::vector<std::shared_ptr<const TapRows>>* packed);
 
-// Runs it: x is [N, H, W, C], y is [N, OH, OW, M] (holding Z already when p.has_z), bias is
-// [M] or null.
+// The plain weights [M, C, KH, KW] back from their packed rows (a blocked node whose tap form
+// does not fit a later image size runs that size directly, from these).
+std::vector<float> unpack_tap_rows(const TapRows& rows, int64_t M, int64_t C, int64_t KH,
+                                   int64_t KW);
+
+// Runs it: x is [N, H, W, C], y is [N, OH, OW, M] (or both blocked, see NhwcConv::block),
+// y holding Z already when p.has_z; bias is [M] or null.
 void run_taps(const TapConv& t, const float* x, const float* bias, float* y, ThreadPool* pool);
 
 }  // namespace osprey::cpu

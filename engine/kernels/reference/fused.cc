@@ -6,6 +6,9 @@
 //                                 has the shape of Y (no broadcasting). channels_last = 1: X, Z
 //                                 and Y are [N, spatial..., C] instead of [N, C, spatial...]
 //                                 (W is unchanged); the oracle transposes around the Conv.
+//                                 channels_blocked = b (8 or 16; 2-D only): X, Z and Y are
+//                                 [N, C/b, H, W, b], channel c at [c / b, ..., c % b] (oneDNN's
+//                                 nChw8c / nChw16c; the channels_blocked pass makes it).
 //   FusedMatMul(A, B, bias?, Z?)  Y = act(A . B + bias + Z); A is N-D [..., K], B is 2-D [K, N]
 //                                 (or [N, K] when trans_b = 1), bias is [N], Z has Y's shape.
 //   Gelu(X)                       approximate = "none" (erf form) or "tanh".
@@ -156,6 +159,34 @@ Status channels_first_input(const KernelContext& ctx, bool* channels_last, Value
   return Status::Ok();
 }
 
+// The channels_blocked attribute (0, 8 or 16) into *block and, when set, input X
+// [N, C/b, H, W, b] as [N, C, H, W] into *x_first.
+Status blocked_input(const KernelContext& ctx, int64_t* block, Value* x_first) {
+  const int64_t b = ctx.attr_int("channels_blocked", 0);
+  if (b != 0 && b != 8 && b != 16)
+    return invalid_argument("attribute channels_blocked must be 0, 8 or 16, got ", b);
+  *block = b;
+  if (b == 0) return Status::Ok();
+  if (ctx.attr_int("channels_last", 0) != 0)
+    return invalid_argument("channels_last and channels_blocked cannot both be set");
+  if (!ctx.has_input(0)) return invalid_argument("input X is required");
+  const Tensor& x = ctx.input(0);
+  if (x.rank() != 5 || x.dim(4) != b)
+    return invalid_argument("X has shape ", shape_to_string(x.shape()),
+                            "; channels_blocked = ", b, " needs [N, C/", b, ", H, W, ", b, "]");
+  OSPREY_ASSIGN_OR_RETURN(Tensor t, transposed(x, {0, 1, 4, 2, 3}));
+  *x_first = Value(t.reshaped({x.dim(0), x.dim(1) * b, x.dim(2), x.dim(3)}));
+  return Status::Ok();
+}
+
+// Y [N, M, OH, OW] as [N, M/b, OH, OW, b].
+Result<Tensor> blocked_output(const Tensor& y, int64_t b) {
+  if (y.rank() != 4 || y.dim(1) % b != 0)
+    return invalid_argument("the output has shape ", shape_to_string(y.shape()),
+                            "; channels_blocked = ", b, " needs a multiple of ", b, " channels");
+  return transposed(y.reshaped({y.dim(0), y.dim(1) / b, b, y.dim(2), y.dim(3)}), {0, 1, 3, 4, 2});
+}
+
 }  // namespace
 
 Status fused_conv(KernelContext& ctx) {
@@ -164,11 +195,13 @@ Status fused_conv(KernelContext& ctx) {
   for (int i = 0; i < 3; ++i)
     OSPREY_RETURN_IF_ERROR(require_float32(ctx, i, i == 0 ? "X" : i == 1 ? "W" : "B"));
   bool channels_last = false;
+  int64_t block = 0;
   Value x_first;
-  OSPREY_RETURN_IF_ERROR(channels_first_input(ctx, &channels_last, &x_first));
+  OSPREY_RETURN_IF_ERROR(blocked_input(ctx, &block, &x_first));
+  if (!block) OSPREY_RETURN_IF_ERROR(channels_first_input(ctx, &channels_last, &x_first));
   // The convolution with bias is the reference Conv, run on this node's first three inputs
   // (X in [N, C, spatial...]).
-  std::vector<const Value*> conv_inputs = {channels_last ? &x_first : &ctx.input_value(0),
+  std::vector<const Value*> conv_inputs = {channels_last || block ? &x_first : &ctx.input_value(0),
                                            &ctx.input_value(1),
                                            ctx.has_input(2) ? &ctx.input_value(2) : nullptr};
   std::vector<Value> conv_outputs(1);
@@ -179,6 +212,9 @@ Status fused_conv(KernelContext& ctx) {
   Tensor y = conv_outputs[0].tensor;
   if (channels_last) {
     OSPREY_ASSIGN_OR_RETURN(y, transposed(y, channels_perm(y.rank(), false)));
+  }
+  if (block) {
+    OSPREY_ASSIGN_OR_RETURN(y, blocked_output(y, block));
   }
   OSPREY_RETURN_IF_ERROR(add_residual_and_activate(ctx, 3, act, y));
   ctx.set_output(0, std::move(y));
