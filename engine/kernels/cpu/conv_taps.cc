@@ -125,38 +125,48 @@ void fill_row(const NhwcConv& p, const float* x, int64_t r, int64_t q0, int64_t 
   }
 }
 
-// The blocked layout's copy: for output pixels [i0, i1) of the image block starting at pixel
-// q0 (one image of `plane` pixels), the pixels under kernel row r's taps into buf, which is
-// [KW * C / B, plane, B] (tap kx's channel block cb is plane kx * C / B + cb). Each plane is
-// filled output row by output row, B floats (one fixed-size copy) per pixel.
+// The output columns [lo, hi) whose input column ox * stride + off lies in [0, W).
+void valid_columns(int64_t OW, int64_t W, int64_t stride, int64_t off, int64_t* lo, int64_t* hi) {
+  // Smallest ox with ox * stride + off >= 0; largest with ox * stride + off <= W - 1.
+  *lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  *hi = W - 1 - off < 0 ? 0 : (W - 1 - off) / stride + 1;
+  *lo = std::min(*lo, OW);
+  *hi = std::clamp(*hi, *lo, OW);
+}
+
+// The blocked layout's copy for image `img`: planes [pl0, pl1) of buf, which is
+// [KW * C / B, OH * OW, B] (plane kx * C / B + cb holds tap kx of channel block cb under kernel
+// row r). Each plane is filled output row by output row: zeros where the taps fall in the
+// padding, and between them one copy per row (stride 1) or B floats per pixel.
 template <int64_t B>
-void fill_row_blocked(const NhwcConv& p, const float* x, int64_t r, int64_t q0, int64_t i0,
-                      int64_t i1, float* buf) {
-  const int64_t CB = p.C / B, plane = p.OH * p.OW, img = q0 / plane;
-  for (int64_t kx = 0; kx < p.KW; ++kx)
-    for (int64_t cb = 0; cb < CB; ++cb) {
-      const float* in_plane = x + (img * CB + cb) * p.H * p.W * B;
-      float* out = buf + ((kx * CB + cb) * plane) * B;
-      for (int64_t i = i0; i < i1;) {
-        const int64_t oy = i / p.OW, ox0 = i % p.OW;
-        const int64_t end = std::min(i1, (oy + 1) * p.OW);
-        const int64_t iy = oy * p.stride_h - p.pad_top + r * p.dil_h;
-        float* o = out + i * B;
-        if (iy < 0 || iy >= p.H) {
-          std::memset(o, 0, sizeof(float) * static_cast<size_t>((end - i) * B));
-        } else {
-          const float* in_row = in_plane + iy * p.W * B;
-          for (int64_t ox = ox0; ox < ox0 + (end - i); ++ox, o += B) {
-            const int64_t ix = ox * p.stride_w - p.pad_left + kx * p.dil_w;
-            if (ix < 0 || ix >= p.W)
-              std::memset(o, 0, sizeof(float) * B);
-            else
-              std::memcpy(o, in_row + ix * B, sizeof(float) * B);
-          }
-        }
-        i = end;
+void fill_planes_blocked(const NhwcConv& p, const float* x, int64_t r, int64_t img, int64_t pl0,
+                         int64_t pl1, float* buf) {
+  const int64_t CB = p.C / B, plane = p.OH * p.OW;
+  for (int64_t pl = pl0; pl < pl1; ++pl) {
+    const int64_t kx = pl / CB, cb = pl % CB;
+    const float* in_plane = x + (img * CB + cb) * p.H * p.W * B;
+    float* out = buf + pl * plane * B;
+    const int64_t off = kx * p.dil_w - p.pad_left;
+    int64_t lo = 0, hi = 0;
+    valid_columns(p.OW, p.W, p.stride_w, off, &lo, &hi);
+    for (int64_t oy = 0; oy < p.OH; ++oy) {
+      float* o = out + oy * p.OW * B;
+      const int64_t iy = oy * p.stride_h - p.pad_top + r * p.dil_h;
+      if (iy < 0 || iy >= p.H) {
+        std::memset(o, 0, sizeof(float) * static_cast<size_t>(p.OW * B));
+        continue;
+      }
+      std::memset(o, 0, sizeof(float) * static_cast<size_t>(lo * B));
+      std::memset(o + hi * B, 0, sizeof(float) * static_cast<size_t>((p.OW - hi) * B));
+      const float* in_row = in_plane + iy * p.W * B;
+      if (p.stride_w == 1) {
+        std::memcpy(o + lo * B, in_row + (lo + off) * B, sizeof(float) * static_cast<size_t>((hi - lo) * B));
+      } else {
+        for (int64_t ox = lo; ox < hi; ++ox)
+          std::memcpy(o + ox * B, in_row + (ox * p.stride_w + off) * B, sizeof(float) * B);
       }
     }
+  }
 }
 
 }  // namespace
@@ -248,18 +258,25 @@ void run_taps(const TapConv& t, const float* x, const float* bias, float* y, Thr
     const int64_t n = std::min(t.block, pixels - q0);
     const int size = n == t.block ? 0 : 1;
     for (int64_t r = 0; r < p.KH; ++r) {
-      auto fill = [&](int64_t b, int64_t e) {
-        if (p.block == 8)
-          fill_row_blocked<8>(p, x, r, q0, b, e, buf);
-        else if (p.block == 16)
-          fill_row_blocked<16>(p, x, r, q0, b, e, buf);
+      if (p.block) {  // one image: split its planes
+        const int64_t img = q0 / n, planes = KC / p.block;
+        auto fill = [&](int64_t b, int64_t e) {
+          if (p.block == 8)
+            fill_planes_blocked<8>(p, x, r, img, b, e, buf);
+          else
+            fill_planes_blocked<16>(p, x, r, img, b, e, buf);
+        };
+        if (pool)
+          pool->parallel_for(planes, n * p.block, fill);
         else
-          fill_row(p, x, r, q0 + b, e - b, buf + b * KC);
-      };
-      if (pool)
-        pool->parallel_for(n, KC, fill);
-      else
-        fill(0, n);
+          fill(0, planes);
+      } else {
+        auto fill = [&](int64_t b, int64_t e) { fill_row(p, x, r, q0 + b, e - b, buf + b * KC); };
+        if (pool)
+          pool->parallel_for(n, KC, fill);
+        else
+          fill(0, n);
+      }
       const Role role = role_of(r, p.KH);
       const TapConv::Step& s = t.steps[size][role];
       ExecArgs args{arg(DNNL_ARG_SRC, s.src_md, buf),
