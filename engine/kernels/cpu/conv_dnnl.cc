@@ -214,9 +214,9 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
                                                          strides, dil, pad_l, pad_r);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, dnnl_engine());
   // The tile and tap forms need only the direct primitive's name: decide before compiling it.
-  const bool nhwc_2d = packable && (cl || blk) && group == 1 && !st.bf16 && win.nd == 2 &&
+  const bool forms_apply = packable && (cl || blk) && group == 1 && !st.bf16 && win.nd == 2 &&
                        shape_numel(win.kernel) > 1;
-  if (nhwc_2d) {
+  if (forms_apply) {
     const NhwcConv tp{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0],
                       win.out[1], win.strides[0], win.strides[1], win.dilations[0],
                       win.dilations[1], win.pad_begin[0], win.pad_begin[1], has_bias, has_z, blk};
