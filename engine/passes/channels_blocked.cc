@@ -18,6 +18,7 @@
 // they are. Element-wise and pooling ops stay channels-last. The main graph only.
 #include "passes/channels_blocked.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -223,7 +224,7 @@ class ChannelsBlocked final : public Pass {
     ir::Node r;
     r.name = name + "/reshape";
     r.op_type = "Reshape";
-    r.opset = opset_;
+    r.opset = std::max(opset_, 5);  // the shape as an input (opset 5 on)
     r.inputs = {from, sid};
     r.outputs = {to};
     added_.push_back(std::move(r));
