@@ -139,6 +139,7 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
   options.batch_split = args.batch_split == "on"    ? BatchSplit::kOn
                         : args.batch_split == "off" ? BatchSplit::kOff
                                                     : BatchSplit::kAuto;
+  options.blocked_layout = blocked_layout_of(args.blocked_layout);
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(model, options));
   const Session& session = *m.session;
   spec.generator.max_elements = session.options().max_tensor_elements;
@@ -325,6 +326,7 @@ Action add_bench_command(CLI::App& app) {
                   "graphs separable along the batch, on CPUs without AVX-512), on (whenever "
                   "separable) or off (the whole batch at once)")
       ->check(CLI::IsMember({"auto", "on", "off"}));
+  add_blocked_layout_option(cmd, &args->blocked_layout);
   cmd->add_option("--profile-top", args->profile_top,
                   "How many of the slowest nodes --profile lists (0 = every node)")
       ->check(CLI::Range(0, 1000000));
@@ -422,6 +424,10 @@ Action add_bench_command(CLI::App& app) {
         return invalid_argument(
             "bench: --batch-split is a single-model option; a comparison runs Osprey as it loads "
             "by default (batch split auto)");
+      if (cmd->count("--blocked-layout"))
+        return invalid_argument(
+            "bench: --blocked-layout is a single-model option; a comparison runs Osprey as it "
+            "loads by default (blocked layout auto)");
       return bench_compare(*args, cmd);
     }
     return bench_single(*args, cmd);

@@ -15,6 +15,19 @@ void add_precision_option(CLI::App* cmd, std::string* precision) {
       ->capture_default_str();
 }
 
+void add_blocked_layout_option(CLI::App* cmd, std::string* layout) {
+  cmd->add_option("--blocked-layout", *layout,
+                  "Chains of convolutions in oneDNN's blocked nChw8c layout: auto (on CPUs "
+                  "without AVX-512, for regions large enough to pay), on (every eligible "
+                  "region) or off (channels-last only)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
+}
+
+BlockedLayout blocked_layout_of(const std::string& layout) {
+  return layout == "on" ? BlockedLayout::kOn : layout == "off" ? BlockedLayout::kOff : BlockedLayout::kAuto;
+}
+
 CLI::Validator non_negative_integer() {
   return CLI::Validator(
       [](std::string& value) -> std::string {

@@ -26,6 +26,9 @@ CLI::Validator non_negative_integer();
 
 // Adds --precision exact|fast (SessionOptions::precision) to `cmd`, bound to `precision`.
 void add_precision_option(CLI::App* cmd, std::string* precision);
+// --blocked-layout auto | on | off (SessionOptions::blocked_layout), and its value.
+void add_blocked_layout_option(CLI::App* cmd, std::string* layout);
+BlockedLayout blocked_layout_of(const std::string& layout);
 
 // Adds --input, --shape, --seed and --random to `cmd`, bound to `args`.
 void add_input_options(CLI::App* cmd, InputArgs* args);

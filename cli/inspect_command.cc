@@ -15,6 +15,7 @@ struct InspectArgs {
   bool optimized = false;
   int level = SessionOptions{}.optimization_level;
   std::string precision = "exact";
+  std::string blocked_layout = "auto";
 };
 
 void print_infos(const char* title, const std::vector<TensorInfo>& infos) {
@@ -26,6 +27,7 @@ Status inspect(const InspectArgs& args) {
   SessionOptions options;
   options.optimization_level = args.level;
   options.precision = args.precision == "fast" ? Precision::kFast : Precision::kExact;
+  options.blocked_layout = blocked_layout_of(args.blocked_layout);
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(args.model, options));
   const Session& s = *m.session;
   const ModelStats& st = s.stats();
@@ -69,6 +71,7 @@ Action add_inspect_command(CLI::App& app) {
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
   add_precision_option(cmd, &args->precision);
+  add_blocked_layout_option(cmd, &args->blocked_layout);
   return [args] { return inspect(*args); };
 }
 

@@ -21,6 +21,7 @@ struct RunArgs {
   int threads = 0;
   int level = SessionOptions{}.optimization_level;
   std::string precision = "exact";
+  std::string blocked_layout = "auto";
 };
 
 // Writes `t` as DIR/stem.npy; returns the path written (with a note for bfloat16).
@@ -44,6 +45,7 @@ Status run(const RunArgs& args) {
   options.threads = args.threads;
   options.optimization_level = args.level;
   options.precision = args.precision == "fast" ? Precision::kFast : Precision::kExact;
+  options.blocked_layout = blocked_layout_of(args.blocked_layout);
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(args.model, options));
   const Session& session = *m.session;
   spec.generator.max_elements = session.options().max_tensor_elements;
@@ -130,6 +132,7 @@ Action add_run_command(CLI::App& app) {
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
   add_precision_option(cmd, &args->precision);
+  add_blocked_layout_option(cmd, &args->blocked_layout);
   return [args] { return run(*args); };
 }
 

@@ -12,16 +12,13 @@
 //
 // What converts: a FusedConv with channels_last = 1, one group, constant 4-D weights and input
 // and output channel counts that are multiples of 8. Such convolutions are grouped into regions
-// (one reads another's Y as its X or Z); under the kAuto policy a region converts only when it
-// has at least 4 convolutions and 4 per conversion it needs (entering or leaving values), so
-// MobileNet-like graphs, whose pointwise convolutions alternate with depthwise ones, stay as
-// they are. Element-wise and pooling ops stay channels-last. The main graph only.
-#include "passes/channels_blocked.h"
-
+// (one reads another's Y as its X or Z). SessionOptions::blocked_layout (PassContext) decides:
+// kAuto converts only where oneDNN has no AVX-512 kernels, and only a region with at least 4
+// convolutions and 4 per conversion it needs (entering or leaving values), so MobileNet-like
+// graphs, whose pointwise convolutions alternate with depthwise ones, stay as they are; kOn
+// converts every region; kOff none. Element-wise and pooling ops stay channels-last. The main
+// graph only.
 #include <algorithm>
-#include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <numeric>
 
 #include "kernels/cpu/cpu_capabilities.h"
@@ -32,15 +29,6 @@ namespace osprey::passes {
 namespace {
 
 constexpr int64_t kBlock = 8;
-
-BlockedPolicy policy_from_env() {
-  const char* v = std::getenv("OSPREY_CHANNELS_BLOCKED");
-  if (v && std::strcmp(v, "on") == 0) return BlockedPolicy::kAlways;
-  if (v && std::strcmp(v, "off") == 0) return BlockedPolicy::kNever;
-  return BlockedPolicy::kAuto;
-}
-
-std::atomic<int> g_policy{static_cast<int>(policy_from_env())};
 
 bool candidate(const ir::Graph& g, const GraphIndex& ix, const ir::Node& n) {
   if (n.domain != kOspreyDomain || n.op_type != "FusedConv" || n.inputs.size() < 2 ||
@@ -88,9 +76,9 @@ class ChannelsBlocked final : public Pass {
   int level() const override { return 2; }
 
   Result<bool> run(ir::Graph& g, PassContext& ctx) override {
-    const BlockedPolicy policy = channels_blocked_policy();
-    if (ctx.in_subgraph || policy == BlockedPolicy::kNever) return false;
-    if (policy == BlockedPolicy::kAuto && cpu::avx512_kernels_available()) return false;
+    const BlockedLayout policy = ctx.blocked_layout;
+    if (ctx.in_subgraph || policy == BlockedLayout::kOff) return false;
+    if (policy == BlockedLayout::kAuto && cpu::avx512_kernels_available()) return false;
     GraphIndex ix(g, false);
     const size_t nodes = g.nodes.size();
     std::vector<bool> cand(nodes, false);
@@ -127,7 +115,7 @@ class ChannelsBlocked final : public Pass {
     for (size_t i = 0; i < nodes; ++i) {
       if (!cand[i]) continue;
       const auto r = static_cast<size_t>(root(parent, static_cast<int>(i)));
-      convert[i] = policy == BlockedPolicy::kAlways ||
+      convert[i] = policy == BlockedLayout::kOn ||
                    (convs[r] >= 4 && convs[r] >= 4 * crossings[r]);
       any = any || convert[i];
     }
@@ -236,13 +224,6 @@ class ChannelsBlocked final : public Pass {
 };
 
 }  // namespace
-
-void set_channels_blocked_policy(BlockedPolicy policy) {
-  g_policy.store(static_cast<int>(policy));
-}
-BlockedPolicy channels_blocked_policy() {
-  return static_cast<BlockedPolicy>(g_policy.load());
-}
 
 std::unique_ptr<Pass> make_channels_blocked() {
   return std::make_unique<ChannelsBlocked>();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "osprey/options.h"
 #include "osprey/status.h"
 
 namespace osprey::passes {
@@ -19,6 +20,8 @@ struct PassContext {
   int64_t max_tensor_elements = int64_t{1} << 31;
   // True while the pass runs on a subgraph (If/Loop/Scan body) rather than the main graph.
   bool in_subgraph = false;
+  // SessionOptions::blocked_layout, for channels_blocked.
+  BlockedLayout blocked_layout = BlockedLayout::kAuto;
 };
 
 class Pass {

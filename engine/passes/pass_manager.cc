@@ -11,6 +11,7 @@ PassManagerOptions PassManagerOptions::from_session(const SessionOptions& o) {
   PassManagerOptions p;
   p.level = o.optimization_level;
   p.max_tensor_elements = o.max_tensor_elements;
+  p.blocked_layout = o.blocked_layout;
   return p;
 }
 
@@ -80,6 +81,7 @@ Status PassManager::run(ir::Graph& g) {
   PassContext ctx;
   ctx.optimization_level = options_.level;
   ctx.max_tensor_elements = options_.max_tensor_elements;
+  ctx.blocked_layout = options_.blocked_layout;
   for (auto& pass : passes_) {
     if (pass->level() > options_.level) continue;
     bool disabled = false;

@@ -32,6 +32,8 @@ struct PassManagerOptions {
       dump;
   // Names of passes not to run, even when their level is enabled.
   std::vector<std::string> disabled;
+  // Handed to the passes (PassContext::blocked_layout).
+  BlockedLayout blocked_layout = BlockedLayout::kAuto;
 
   static PassManagerOptions from_session(const SessionOptions& o);
 };

@@ -266,6 +266,34 @@ TXT
   contains bench-batch-split-off-line 'batch: 3 \(whole batch \(batch_split is off\)\)'
   ok inspect-batches "$OSPREY" inspect "$BATCHED" --optimized
   contains inspect-batches-line '^batches: whole batch \(no convolution'
+  # --blocked-layout: one 8 -> 8 channel convolution is too small a region for auto, converts
+  # with on, and stays channels-last with off.
+  CONVS="$TMP/convs.onnx"
+  protoc --encode=onnx.ModelProto -I"$(dirname "$PROTO")" "$PROTO" >"$CONVS" <<TXT
+ir_version: 8
+opset_import { domain: "" version: 17 }
+graph {
+  name: "convs"
+  node { op_type: "Conv" input: "x" input: "w" output: "c" }
+  node { op_type: "Relu" input: "c" output: "y" }
+  initializer { name: "w" data_type: 1 dims: 8 dims: 8 dims: 1 dims: 1 $(printf 'float_data: 0.125 %.0s' {1..64}) }
+  input { name: "x" type { tensor_type { elem_type: 1 shape { dim { dim_value: 1 } dim { dim_value: 8 } dim { dim_value: 4 } dim { dim_value: 4 } } } } }
+  output { name: "y" type { tensor_type { elem_type: 1 } } }
+}
+TXT
+  ok inspect-blocked-on "$OSPREY" inspect "$CONVS" --optimized --blocked-layout on
+  contains inspect-blocked-on-attr 'channels_blocked=8'
+  contains inspect-blocked-on-in 'perm=\[0,3,1,2,4\]'
+  for layout in auto off; do
+    ok "inspect-blocked-$layout" "$OSPREY" inspect "$CONVS" --optimized --blocked-layout "$layout"
+    contains "inspect-blocked-$layout-nhwc" 'channels_last=1'
+    if grep -q channels_blocked "$TMP/out"; then fail "inspect-blocked-$layout: converted"; else pass; fi
+  done
+  ok run-blocked-on "$OSPREY" run "$CONVS" --blocked-layout on
+  contains run-blocked-on-output 'y +float32\[1,8,4,4\]'
+  ok bench-blocked-off "$OSPREY" bench "$CONVS" --warmup 1 --iterations 2 --blocked-layout off
+  err bench-blocked-bad 'blocked-layout' "$OSPREY" bench "$CONVS" --blocked-layout sometimes
+  err bench-blocked-compare 'single-model option' "$OSPREY" bench "$CONVS" --frameworks osprey --blocked-layout on
 else
   echo "test_cli: protoc or $PROTO missing; skipping symbolic-dim cases" >&2
 fi

@@ -1,10 +1,9 @@
 // channels_blocked: a region of connected channels-last convolutions (multiples of 8 channels,
 // one group, constant weights) moves to the blocked layout [N, C/8, H, W, 8], with one
 // conversion per value entering or leaving it; outputs are unchanged, ineligible convolutions
-// stay channels-last, and the kAuto policy converts only regions large enough to pay, and only
-// where oneDNN has no AVX-512 kernels.
+// stay channels-last, and SessionOptions::blocked_layout = kAuto converts only regions large
+// enough to pay, and only where oneDNN has no AVX-512 kernels.
 #include "kernels/cpu/cpu_capabilities.h"
-#include "passes/channels_blocked.h"
 #include "passes/shape_inference.h"
 #include "passes_test_util.h"
 
@@ -69,9 +68,8 @@ std::vector<std::unique_ptr<Pass>> layout_passes() {
 const std::vector<NamedTensor> kIn = {{"x", ramp({2, 16, 6, 6}, -1.0f, 0.013f)}};
 
 TEST(ChannelsBlockedTest, RegionConvertsWithOneConversionInAndOneOut) {
-  BlockedPolicyScope always(BlockedPolicy::kAlways);
   const std::string bytes = resnet_like(3);
-  auto g = expect_pass_preserves(bytes, layout_passes(), kIn);
+  auto g = expect_pass_preserves(bytes, layout_passes(), kIn, BlockedLayout::kOn);
   ASSERT_TRUE(g);
   const std::string d = dump_graph(*g);
   EXPECT_EQ(count_occurrences(d, "channels_blocked=8"), 9) << d;
@@ -100,27 +98,25 @@ TEST(ChannelsBlockedTest, RegionConvertsWithOneConversionInAndOneOut) {
     }
   }
   EXPECT_TRUE(found) << d;
-  expect_session_levels_agree(bytes, kIn, 2);
+  expect_session_levels_agree(bytes, kIn, 2, BlockedLayout::kOn);
 }
 
 TEST(ChannelsBlockedTest, ValuesReadOutsideTheRegionComeBack) {
   // y1 is also a graph output: it leaves the region (blocked -> NHWC -> NCHW) and stays in it.
-  BlockedPolicyScope always(BlockedPolicy::kAlways);
   const std::string bytes = resnet_like(2, /*middle_is_output=*/true);
-  auto g = expect_pass_preserves(bytes, layout_passes(), kIn);
+  auto g = expect_pass_preserves(bytes, layout_passes(), kIn, BlockedLayout::kOn);
   ASSERT_TRUE(g);
   const std::string d = dump_graph(*g);
   EXPECT_EQ(count_occurrences(d, "channels_blocked=8"), 6) << d;
   EXPECT_EQ(count_op(*g, "Reshape"), 3) << d;
   EXPECT_NE(d.find("y1_nChw8c -> y1_nChw8c_split  perm=[0,2,3,1,4]"), std::string::npos) << d;
   EXPECT_NE(d.find("y1_nChw8c, W_y_a"), std::string::npos) << d;  // the next block reads the twin
-  expect_session_levels_agree(bytes, kIn, 2);
+  expect_session_levels_agree(bytes, kIn, 2, BlockedLayout::kOn);
 }
 
 TEST(ChannelsBlockedTest, IneligibleConvolutionsStayChannelsLast) {
   // 12 input channels (not a multiple of 8), then a grouped 3x3: neither converts; the 1x1s
   // between 16 and 8 channels do.
-  BlockedPolicyScope always(BlockedPolicy::kAlways);
   ModelBuilder m;
   m.input("x", kF, {1, 12, 6, 6}).output("y");
   conv(m, "x", "a", 12, 16, 3);
@@ -128,25 +124,23 @@ TEST(ChannelsBlockedTest, IneligibleConvolutionsStayChannelsLast) {
   conv(m, "b", "c", 16, 8, 1);
   conv(m, "c", "y", 8, 16, 1);
   const std::vector<NamedTensor> in = {{"x", ramp({1, 12, 6, 6}, -1.0f, 0.02f)}};
-  auto g = expect_pass_preserves(m.bytes(), layout_passes(), in);
+  auto g = expect_pass_preserves(m.bytes(), layout_passes(), in, BlockedLayout::kOn);
   ASSERT_TRUE(g);
   const std::string d = dump_graph(*g);
   EXPECT_EQ(count_occurrences(d, "channels_blocked=8"), 2) << d;
   EXPECT_EQ(count_occurrences(d, "channels_last=1"), 2) << d;
   EXPECT_NE(d.find("FusedConv 'conv_a': x_nhwc"), std::string::npos) << d;
-  expect_session_levels_agree(m.bytes(), in, 2);
+  expect_session_levels_agree(m.bytes(), in, 2, BlockedLayout::kOn);
 }
 
 TEST(ChannelsBlockedTest, NeverAndSmallRegionsUnderAutoLeaveTheGraph) {
   {
-    BlockedPolicyScope never(BlockedPolicy::kNever);
-    auto g = optimized_graph(resnet_like(3), layout_passes());
+    auto g = optimized_graph(resnet_like(3), layout_passes(), BlockedLayout::kOff);
     ASSERT_TRUE(g);
     EXPECT_EQ(count_occurrences(dump_graph(*g), "channels_blocked"), 0);
   }
   // One block: 3 convolutions, below the 4 a region needs, whatever the machine.
-  BlockedPolicyScope automatic(BlockedPolicy::kAuto);
-  auto g = optimized_graph(resnet_like(1), layout_passes());
+  auto g = optimized_graph(resnet_like(1), layout_passes(), BlockedLayout::kAuto);
   ASSERT_TRUE(g);
   const std::string d = dump_graph(*g);
   EXPECT_EQ(count_occurrences(d, "channels_blocked"), 0) << d;
@@ -155,13 +149,24 @@ TEST(ChannelsBlockedTest, NeverAndSmallRegionsUnderAutoLeaveTheGraph) {
 
 TEST(ChannelsBlockedTest, AutoConvertsLargeRegionsWhereThereIsNoAvx512) {
   // Three blocks: 9 convolutions for 2 conversions.
-  BlockedPolicyScope automatic(BlockedPolicy::kAuto);
   const std::string bytes = resnet_like(3);
-  auto g = optimized_graph(bytes, layout_passes());
+  auto g = optimized_graph(bytes, layout_passes(), BlockedLayout::kAuto);
   ASSERT_TRUE(g);
   const int expected = cpu::avx512_kernels_available() ? 0 : 9;
   EXPECT_EQ(count_occurrences(dump_graph(*g), "channels_blocked=8"), expected);
   expect_session_levels_agree(bytes, kIn, 2);
+}
+
+TEST(ChannelsBlockedTest, SessionOptionDecides) {
+  const std::string bytes = resnet_like(1);  // 3 convolutions: auto leaves it on any machine
+  for (const BlockedLayout layout : {BlockedLayout::kOn, BlockedLayout::kOff, BlockedLayout::kAuto}) {
+    SessionOptions o;
+    o.blocked_layout = layout;
+    auto s = Session::load_from_bytes(bytes, o);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    const int want = layout == BlockedLayout::kOn ? 3 : 0;
+    EXPECT_EQ(count_occurrences((*s)->graph_dump(), "channels_blocked=8"), want);
+  }
 }
 
 }  // namespace

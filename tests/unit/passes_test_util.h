@@ -33,12 +33,14 @@ inline std::shared_ptr<ir::Graph> import_graph(const std::string& bytes) {
 
 // Imports `bytes` and runs `passes` (in order, verifying after each) on the graph.
 inline std::shared_ptr<ir::Graph> optimized_graph(const std::string& bytes,
-                                                  std::vector<std::unique_ptr<Pass>> passes) {
+                                                  std::vector<std::unique_ptr<Pass>> passes,
+                                                  BlockedLayout layout = BlockedLayout::kAuto) {
   auto g = import_graph(bytes);
   if (!g) return nullptr;
   PassManagerOptions o;
   o.level = 1000;  // the passes named here run whatever their level
   o.verify_each_pass = true;
+  o.blocked_layout = layout;
   PassManager pm(o);
   for (auto& p : passes) pm.add(std::move(p));
   Status s = pm.run(*g);
@@ -88,9 +90,10 @@ inline void expect_close(const Tensor& a, const Tensor& b, const std::string& wh
 // and returns the rewritten graph for the test's structural checks.
 inline std::shared_ptr<ir::Graph> expect_pass_preserves(const std::string& bytes,
                                                         std::vector<std::unique_ptr<Pass>> passes,
-                                                        const std::vector<NamedTensor>& inputs) {
+                                                        const std::vector<NamedTensor>& inputs,
+                                                        BlockedLayout layout = BlockedLayout::kAuto) {
   auto before = import_graph(bytes);
-  auto after = optimized_graph(bytes, std::move(passes));
+  auto after = optimized_graph(bytes, std::move(passes), layout);
   if (!before || !after) return nullptr;
   const auto want = run_graph(*before, inputs);
   const auto got = run_graph(*after, inputs);
@@ -102,10 +105,12 @@ inline std::shared_ptr<ir::Graph> expect_pass_preserves(const std::string& bytes
 
 // The same through the public API: a Session at optimization level 0 and at `level`.
 inline void expect_session_levels_agree(const std::string& bytes,
-                                        const std::vector<NamedTensor>& inputs, int level = 1) {
+                                        const std::vector<NamedTensor>& inputs, int level = 1,
+                                        BlockedLayout layout = BlockedLayout::kAuto) {
   SessionOptions o0, o1;
   o0.optimization_level = 0;
   o1.optimization_level = level;
+  o1.blocked_layout = layout;
   auto s0 = Session::load_from_bytes(bytes, o0);
   auto s1 = Session::load_from_bytes(bytes, o1);
   ASSERT_TRUE(s0.ok()) << s0.status().to_string();

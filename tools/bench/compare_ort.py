@@ -67,10 +67,10 @@ def ort_p50(path, feeds, threads, warmup, iters):
     return statistics.median(times)
 
 
-def osprey_p50(osprey, path, inputs, threads, warmup, iters, precision):
+def osprey_p50(osprey, path, inputs, threads, warmup, iters, precision, extra=()):
     cmd = [str(osprey), "bench", str(path), "--json", "--threads", str(threads),
            "--precision", "fast" if precision == "fast" else "fp32",
-           "--warmup", str(warmup), "--iterations", str(iters)] + inputs
+           "--warmup", str(warmup), "--iterations", str(iters)] + inputs + list(extra)
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return json.loads(out)["p50_ms"]
 
@@ -86,9 +86,12 @@ def main():
     ap.add_argument("--zoo", default=str(REPO / "models"))
     ap.add_argument("--precision", choices=["exact", "fast"], default="exact",
                     help="Osprey's precision mode (onnxruntime always runs float32)")
+    ap.add_argument("--osprey-arg", action="append", default=[],
+                    help="one more `osprey bench` argument (repeatable), e.g. --osprey-arg=--blocked-layout=off")
     args = ap.parse_args()
+    extra = f" {' '.join(args.osprey_arg)}" if args.osprey_arg else ""
     print(f"onnxruntime {ort.__version__}; rounds {args.rounds} x (warmup {args.warmup}, "
-          f"iterations {args.iterations}); Osprey precision {args.precision}; medians of per-round p50, ms")
+          f"iterations {args.iterations}); Osprey precision {args.precision}{extra}; medians of per-round p50, ms")
     print("| model | case | threads | Osprey p50 | onnxruntime p50 | ratio | per-round ratio, median [min-max] |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     tmp = Path(tempfile.mkdtemp())
@@ -100,7 +103,7 @@ def main():
             a, b = [], []
             for _ in range(args.rounds):
                 a.append(osprey_p50(args.osprey, path, inputs, threads, args.warmup, args.iterations,
-                                    args.precision))
+                                    args.precision, args.osprey_arg))
                 b.append(ort_p50(path, feeds, threads, args.warmup, args.iterations))
             ma, mb = statistics.median(a), statistics.median(b)
             ratios = [x / y for x, y in zip(a, b)]

@@ -1,5 +1,5 @@
-"""Interleaved A/B of Osprey under two environment settings (a policy switch such as
-OSPREY_CHANNELS_BLOCKED=auto vs off), on one model.
+"""Interleaved A/B of two Osprey configurations on one model: extra `osprey bench` arguments
+(an option such as --blocked-layout auto vs off) and, optionally, environment settings.
 
 Rounds alternate A B A B, each one `osprey bench --json --profile --profile-top 0` run in its own
 process with the same warmup and iterations. Reports each side's median p50, the median and
@@ -7,8 +7,8 @@ range of the per-round p50 ratios A / B (each pairs two runs made back to back, 
 most of a noisy machine's drift), and the median per-run time of node groups: per op type, or
 per `--group` regex match (its groups joined, e.g. stage and role of ResNet's convolutions).
 
-    .venv/bin/python tools/bench/env_ab.py models/resnet50.onnx \\
-        --a OSPREY_CHANNELS_BLOCKED=auto --b OSPREY_CHANNELS_BLOCKED=off --rounds 6 \\
+    .venv/bin/python tools/bench/osprey_ab.py models/resnet50.onnx \\
+        --a=--blocked-layout=auto --b=--blocked-layout=off --rounds 6 \\
         --group '/(layer\\d)/layer\\d\\.\\d/(conv\\d|downsample)'
 """
 
@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -24,15 +25,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run(binary, model, env_setting, args):
+def run(binary, model, extra, env_settings, args):
     env = dict(os.environ)
-    for kv in env_setting:
+    for kv in env_settings:
         k, _, v = kv.partition("=")
         env[k] = v
     cmd = [binary, "bench", model, "--threads", str(args.threads), "-w", str(args.warmup),
            "-n", str(args.iterations), "--profile", "--profile-top", "0", "--json"]
     for s in args.shape:
         cmd += ["-s", s]
+    cmd += shlex.split(extra)
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
     return json.loads(out)
 
@@ -49,8 +51,10 @@ def groups(report, pattern):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model")
-    p.add_argument("--a", nargs="+", required=True, help="NAME=VALUE settings of side A")
-    p.add_argument("--b", nargs="+", required=True, help="NAME=VALUE settings of side B")
+    p.add_argument("--a", default="", help="extra osprey bench arguments of side A (one string)")
+    p.add_argument("--b", default="", help="extra osprey bench arguments of side B (one string)")
+    p.add_argument("--a-env", nargs="*", default=[], help="NAME=VALUE environment settings of side A")
+    p.add_argument("--b-env", nargs="*", default=[], help="NAME=VALUE environment settings of side B")
     p.add_argument("--rounds", type=int, default=6)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--warmup", type=int, default=3)
@@ -63,15 +67,15 @@ def main():
 
     a_runs, b_runs = [], []
     for r in range(args.rounds):
-        a_runs.append(run(args.osprey, args.model, args.a, args))
-        b_runs.append(run(args.osprey, args.model, args.b, args))
+        a_runs.append(run(args.osprey, args.model, args.a, args.a_env, args))
+        b_runs.append(run(args.osprey, args.model, args.b, args.b_env, args))
         print(f"round {r + 1}: A p50 {a_runs[-1]['p50_ms']:.2f} ms, B p50 {b_runs[-1]['p50_ms']:.2f} ms",
               file=sys.stderr)
     ratios = [a["p50_ms"] / b["p50_ms"] for a, b in zip(a_runs, b_runs)]
     med = statistics.median
     print(f"{Path(args.model).name}, {args.threads} thread(s), {args.rounds} rounds x "
           f"(warmup {args.warmup}, iterations {args.iterations})")
-    print(f"A = {' '.join(args.a)}; B = {' '.join(args.b)}")
+    print(f"A = {' '.join([args.a] + args.a_env)}; B = {' '.join([args.b] + args.b_env)}")
     print(f"p50 median: A {med(r['p50_ms'] for r in a_runs):.2f} ms, B {med(r['p50_ms'] for r in b_runs):.2f} ms; "
           f"per-round A/B: median {med(ratios):.3f}x [{min(ratios):.3f}-{max(ratios):.3f}]")
     ga = [groups(r, pattern) for r in a_runs]
