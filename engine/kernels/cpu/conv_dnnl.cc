@@ -109,13 +109,7 @@ Status check_inputs(const KernelContext& ctx, bool fused, int64_t block) {
   if (fused) OSPREY_RETURN_IF_ERROR(require_f32(ctx, 3, "residual Z"));
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
-  if (block) {
-    if (x.rank() != 5 || x.dim(4) != block || w.rank() != 4)
-      return invalid_argument("X has shape ", shape_to_string(x.shape()), " and W ",
-                              shape_to_string(w.shape()), "; channels_blocked = ", block,
-                              " takes X [N, C/", block, ", H, W, ", block, "] and 4-D weights");
-    return Status::Ok();
-  }
+  if (block) return Status::Ok();  // build() checks the blocked shapes, for prepare too
   if (x.rank() < 3 || x.rank() > 5)
     return invalid_argument("X has shape ", shape_to_string(x.shape()),
                             "; this kernel takes 1-D to 3-D convolutions (rank 3 to 5)");

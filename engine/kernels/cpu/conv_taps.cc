@@ -54,13 +54,19 @@ TapConv::Step make_step(const NhwcConv& p, const Activation& act, int64_t pixels
 }
 
 // Row r of W [M, C, KH, KW] as a plain [M, KW * C] matrix: element (m, kx * C + c).
+// Calls f(index in W [M, C, KH, KW], index in row r's [M, KW * C]) for every element of row r.
+template <class F>
+void for_each_row_element(int64_t M, int64_t C, int64_t KH, int64_t KW, int64_t r, F f) {
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t kx = 0; kx < KW; ++kx)
+      for (int64_t c = 0; c < C; ++c)
+        f(static_cast<size_t>(((m * C + c) * KH + r) * KW + kx),
+          static_cast<size_t>((m * KW + kx) * C + c));
+}
+
 std::vector<float> row_weights(const NhwcConv& p, const float* w, int64_t r) {
   std::vector<float> out(static_cast<size_t>(p.M * p.KW * p.C));
-  for (int64_t m = 0; m < p.M; ++m)
-    for (int64_t kx = 0; kx < p.KW; ++kx)
-      for (int64_t c = 0; c < p.C; ++c)
-        out[static_cast<size_t>((m * p.KW + kx) * p.C + c)] =
-            w[((m * p.C + c) * p.KH + r) * p.KW + kx];
+  for_each_row_element(p.M, p.C, p.KH, p.KW, r, [&](size_t wi, size_t ri) { out[ri] = w[wi]; });
   return out;
 }
 
@@ -240,11 +246,7 @@ std::vector<float> unpack_tap_rows(const TapRows& rows, int64_t M, int64_t C, in
   for (int64_t r = 0; r < KH; ++r) {
     run_reorder(make_reorder(rows.md, plain), rows.rows[static_cast<size_t>(r)],
                 wrap(plain, rw.data()));
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t kx = 0; kx < KW; ++kx)
-        for (int64_t c = 0; c < C; ++c)
-          w[static_cast<size_t>(((m * C + c) * KH + r) * KW + kx)] =
-              rw[static_cast<size_t>((m * KW + kx) * C + c)];
+    for_each_row_element(M, C, KH, KW, r, [&](size_t wi, size_t ri) { w[wi] = rw[ri]; });
   }
   return w;
 }
@@ -258,25 +260,20 @@ void run_taps(const TapConv& t, const float* x, const float* bias, float* y, Thr
     const int64_t n = std::min(t.block, pixels - q0);
     const int size = n == t.block ? 0 : 1;
     for (int64_t r = 0; r < p.KH; ++r) {
-      if (p.block) {  // one image: split its planes
-        const int64_t img = q0 / n, planes = KC / p.block;
-        auto fill = [&](int64_t b, int64_t e) {
-          if (p.block == 8)
-            fill_planes_blocked<8>(p, x, r, img, b, e, buf);
-          else
-            fill_planes_blocked<16>(p, x, r, img, b, e, buf);
-        };
-        if (pool)
-          pool->parallel_for(planes, n * p.block, fill);
+      // Channels-last: split the block's pixels. Blocked (one image): split its planes.
+      const int64_t items = p.block ? KC / p.block : n;
+      auto fill = [&](int64_t b, int64_t e) {
+        if (p.block == 8)
+          fill_planes_blocked<8>(p, x, r, q0 / n, b, e, buf);
+        else if (p.block == 16)
+          fill_planes_blocked<16>(p, x, r, q0 / n, b, e, buf);
         else
-          fill(0, planes);
-      } else {
-        auto fill = [&](int64_t b, int64_t e) { fill_row(p, x, r, q0 + b, e - b, buf + b * KC); };
-        if (pool)
-          pool->parallel_for(n, KC, fill);
-        else
-          fill(0, n);
-      }
+          fill_row(p, x, r, q0 + b, e - b, buf + b * KC);
+      };
+      if (pool)
+        pool->parallel_for(items, p.block ? n * p.block : KC, fill);
+      else
+        fill(0, items);
       const Role role = role_of(r, p.KH);
       const TapConv::Step& s = t.steps[size][role];
       ExecArgs args{arg(DNNL_ARG_SRC, s.src_md, buf),
