@@ -1,7 +1,8 @@
 // The session's precision mode applied to a graph: in fast mode every Conv, FusedConv, MatMul,
 // FusedMatMul and Gemm (in the main graph and in subgraphs) gets the attribute
 // compute_precision = "bf16", which the oneDNN kernels read (bf16 operands, float32
-// accumulation and outputs). Other ops are left alone: they stay float32.
+// accumulation and outputs). Other ops are left alone: they stay float32. Between fast-mode
+// FusedConvs the activations then stay bfloat16 (keep_bf16_between_convs).
 #pragma once
 
 #include "ir/graph.h"
@@ -16,5 +17,13 @@ inline constexpr const char* kComputePrecisionAttr = "compute_precision";
 // reference kernels, which compute in float32 only) or a CPU without native bf16 (see
 // cpu::bf16_compute_available). Exact mode changes nothing. Returns the number of nodes marked.
 Result<int> apply_precision(ir::Graph& g, Precision precision, int optimization_level);
+
+// In one graph (not its subgraphs): the output Y of a FusedConv marked bf16 that only FusedConvs
+// marked bf16 read, as their X or residual Z, and that is neither a graph output nor read by a
+// subgraph, becomes bfloat16: its producer gets bf16_output = 1 (Y, and its own Z, bfloat16),
+// the readers that take it as X get bf16_input = 1, and the value's declared type changes.
+// A node's Z and Y always end up of one type. Saves each reader's per-run conversion of its
+// source and halves the activations' bytes. Returns the number of values made bfloat16.
+int keep_bf16_between_convs(ir::Graph& g);
 
 }  // namespace osprey::passes

@@ -89,6 +89,86 @@ TEST(CpuBf16, GemmAndFusedMatMul) {
              {random_tensor({5, 96}, 19), random_tensor({96, 40}, 20), random_tensor({40}, 21)}, 1);
 }
 
+Tensor to_bf16(const Tensor& t) {
+  Tensor out(DType::kBFloat16, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) out.data<BFloat16>()[i] = BFloat16(t.data<float>()[i]);
+  return out;
+}
+Tensor to_f32(const Tensor& t) {
+  Tensor out(DType::kFloat32, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) out.data<float>()[i] = static_cast<float>(t.data<BFloat16>()[i]);
+  return out;
+}
+
+// bf16_input / bf16_output: X (and Z, Y) stay bfloat16 between fast-mode convolutions. The
+// oracle is the float32 reference on the same (bf16-representable) values; Y is bf16-rounded.
+void check_bf16_io(Attrs attrs, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& z,
+                   bool bf16_x, bool bf16_y) {
+  if (!cpu::bf16_compute_available())
+    GTEST_SKIP() << "no native bf16 here (oneDNN offers '" << cpu::bf16_probe_implementation() << "')";
+  const Tensor xr = to_f32(to_bf16(x)), zr = z.defined() ? to_f32(to_bf16(z)) : Tensor();
+  NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
+  auto want = ref.run({xr, w, b, zr});
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  attrs["compute_precision"] = string_attr("bf16");
+  attrs["bf16_input"] = int_attr(bf16_x ? 1 : 0);
+  attrs["bf16_output"] = int_attr(bf16_y ? 1 : 0);
+  static ThreadPool pool2(2);
+  NodeRunner prepared("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
+  NodeRunner unprepared("FusedConv", "com.osprey", 1, attrs, Device::cpu);
+  ASSERT_TRUE(prepared.prepare_status().ok()) << prepared.prepare_status().to_string();
+  const Tensor xin = bf16_x ? to_bf16(x) : xr;
+  const Tensor zin = !z.defined() ? Tensor() : bf16_y ? to_bf16(z) : zr;
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2})
+    for (const NodeRunner* r : {&prepared, &unprepared}) {
+      auto got = r->run({xin, w, b, zin}, pool);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      ASSERT_EQ(got->dtype(), bf16_y ? DType::kBFloat16 : DType::kFloat32);
+      expect_close(bf16_y ? to_f32(*got) : *got, *want, kBf16Tol);
+    }
+}
+
+TEST(CpuBf16, FusedConvTakesAndGivesBf16Activations) {
+  const Attrs cl = {{"channels_last", int_attr(1)}, {"activation", string_attr("Relu")}};
+  const Tensor x = random_tensor({1, 8, 8, 32}, 30), w = random_tensor({48, 32, 1, 1}, 31),
+               b = random_tensor({48}, 32), z = random_tensor({1, 8, 8, 48}, 33);
+  check_bf16_io(cl, x, w, b, z, true, true);    // bf16 in, bf16 out, bf16 residual
+  check_bf16_io(cl, x, w, b, z, false, true);   // float32 in, bf16 out
+  check_bf16_io(cl, x, w, b, z, true, false);   // bf16 in, float32 out and residual
+  check_bf16_io(cl, x, w, b, Tensor(), true, true);
+  // Depthwise 3x3 stride 2, channels-last, and an NCHW convolution (reordered around).
+  check_bf16_io({{"channels_last", int_attr(1)}, {"group", int_attr(32)}, {"strides", ints_attr({2, 2})},
+                 {"pads", ints_attr({1, 1, 1, 1})}, {"activation", string_attr("Clip")},
+                 {"activation_params", floats_attr({0.0f, 6.0f})}},
+                random_tensor({1, 9, 9, 32}, 34), random_tensor({32, 1, 3, 3}, 35), random_tensor({32}, 36),
+                Tensor(), true, true);
+  check_bf16_io({{"pads", ints_attr({1, 1, 1, 1})}}, random_tensor({1, 16, 7, 7}, 37),
+                random_tensor({24, 16, 3, 3}, 38), Tensor(), random_tensor({1, 24, 7, 7}, 39), true, true);
+}
+
+TEST(CpuBf16, Bf16ActivationsAreCheckedAgainstTheAttributes) {
+  const Tensor x = random_tensor({1, 4, 4, 8}, 40), w = random_tensor({8, 8, 1, 1}, 41);
+  Attrs a = {{"channels_last", int_attr(1)}, {"compute_precision", string_attr("bf16")},
+             {"bf16_input", int_attr(1)}, {"bf16_output", int_attr(1)}};
+  NodeRunner r("FusedConv", "com.osprey", 1, a, Device::cpu);
+  auto got = r.run({x, w});  // X float32 although bf16_input = 1
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("X must be a bfloat16 tensor (bf16_input = 1)"), std::string::npos)
+      << got.status().to_string();
+  got = r.run({to_bf16(x), w, Tensor(), random_tensor({1, 4, 4, 8}, 42)});  // Z float32, Y bf16
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("residual Z must be a bfloat16 tensor (bf16_output = 1)"),
+            std::string::npos)
+      << got.status().to_string();
+  a["compute_precision"] = string_attr("fp32");
+  NodeRunner exact("FusedConv", "com.osprey", 1, a, Device::cpu);
+  got = exact.run({to_bf16(x), w});
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("bf16_input = 1 needs compute_precision = \"bf16\""),
+            std::string::npos)
+      << got.status().to_string();
+}
+
 TEST(CpuBf16, UnknownComputePrecisionIsAnError) {
   NodeRunner r("MatMul", "", 13, {{"compute_precision", string_attr("fp8")}}, Device::cpu);
   ASSERT_TRUE(r.found());

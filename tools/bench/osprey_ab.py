@@ -1,5 +1,6 @@
 """Interleaved A/B of two Osprey configurations on one model: extra `osprey bench` arguments
-(an option such as --blocked-layout auto vs off) and, optionally, environment settings.
+(an option such as --blocked-layout auto vs off), optionally environment settings, and
+optionally two builds (--b-osprey: side B's binary, e.g. a copy of the build before a change).
 
 Rounds alternate A B A B, each one `osprey bench --json --profile --profile-top 0` run in its own
 process with the same warmup and iterations. Reports each side's median p50, the median and
@@ -62,20 +63,22 @@ def main():
     p.add_argument("-s", "--shape", action="append", default=[], help="passed to osprey bench -s")
     p.add_argument("--group", help="regex over node names; its groups name a node group")
     p.add_argument("--osprey", default=str(REPO / "build" / "cli" / "osprey"))
+    p.add_argument("--b-osprey", help="side B's osprey binary (default: --osprey)")
     args = p.parse_args()
     pattern = re.compile(args.group) if args.group else None
 
     a_runs, b_runs = [], []
     for r in range(args.rounds):
         a_runs.append(run(args.osprey, args.model, args.a, args.a_env, args))
-        b_runs.append(run(args.osprey, args.model, args.b, args.b_env, args))
+        b_runs.append(run(args.b_osprey or args.osprey, args.model, args.b, args.b_env, args))
         print(f"round {r + 1}: A p50 {a_runs[-1]['p50_ms']:.2f} ms, B p50 {b_runs[-1]['p50_ms']:.2f} ms",
               file=sys.stderr)
     ratios = [a["p50_ms"] / b["p50_ms"] for a, b in zip(a_runs, b_runs)]
     med = statistics.median
     print(f"{Path(args.model).name}, {args.threads} thread(s), {args.rounds} rounds x "
           f"(warmup {args.warmup}, iterations {args.iterations})")
-    print(f"A = {' '.join([args.a] + args.a_env)}; B = {' '.join([args.b] + args.b_env)}")
+    print(f"A = {' '.join([args.osprey, args.a] + args.a_env)}; "
+          f"B = {' '.join([args.b_osprey or args.osprey, args.b] + args.b_env)}")
     print(f"p50 median: A {med(r['p50_ms'] for r in a_runs):.2f} ms, B {med(r['p50_ms'] for r in b_runs):.2f} ms; "
           f"per-round A/B: median {med(ratios):.3f}x [{min(ratios):.3f}-{max(ratios):.3f}]")
     ga = [groups(r, pattern) for r in a_runs]

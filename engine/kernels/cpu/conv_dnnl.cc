@@ -12,8 +12,11 @@
 // A channels-last 2-D convolution with constant weights may instead run on register tiles
 // (conv_tiles.h) or as one 1x1 product per kernel row over copied pixels (conv_taps.h), and a
 // blocked one in the tap form, decided once per node at its first build.
-// With compute_precision = "bf16" (the session's fast mode) the source is converted to bf16
-// per run and the weights once, the primitive accumulates in f32 and writes f32.
+// With compute_precision = "bf16" (the session's fast mode) the weights are converted to bf16
+// once and a float32 source per run; the primitive accumulates in f32 and writes f32. A
+// FusedConv with bf16_input = 1 takes X as bfloat16 (no conversion), one with bf16_output = 1
+// writes Y, and takes Z, as bfloat16 (the compute_precision pass sets both between fast-mode
+// convolutions, so that activations stay bf16 from one to the next).
 #include <cstring>
 #include <optional>
 
@@ -44,6 +47,8 @@ struct ConvState final : KernelState {
   bool channels_last = false;
   int64_t block = 0;  // channels_blocked: 0, 8 or 16
   bool bf16 = false;  // compute_precision = "bf16": bf16 source and weights, f32 accumulation
+  bool x_bf16 = false;  // bf16_input = 1: X is bfloat16
+  bool y_bf16 = false;  // bf16_output = 1: Y and Z are bfloat16
   Activation act;
   // The constant weights (shared storage) until the session releases the plain copy;
   // undefined when computed. weights_data identifies them among the node's W inputs.
@@ -93,6 +98,15 @@ Result<std::shared_ptr<ConvState>> make_state(const KernelContext& ctx, bool fus
       return invalid_argument("channels_last and channels_blocked cannot both be set");
   }
   OSPREY_ASSIGN_OR_RETURN(st->bf16, read_bf16_compute(ctx));
+  if (fused) {
+    for (auto [name, flag] : {std::pair{"bf16_input", &st->x_bf16}, std::pair{"bf16_output", &st->y_bf16}}) {
+      const int64_t v = ctx.attr_int(name, 0);
+      if (v != 0 && v != 1) return invalid_argument("attribute ", name, " must be 0 or 1, got ", v);
+      if (v == 1 && !st->bf16)
+        return invalid_argument("attribute ", name, " = 1 needs compute_precision = \"bf16\"");
+      *flag = v == 1;
+    }
+  }
   if (ctx.has_input(1)) {
     OSPREY_RETURN_IF_ERROR(require_f32(ctx, 1, "W"));
     st->weights = ctx.input(1);
@@ -101,15 +115,23 @@ Result<std::shared_ptr<ConvState>> make_state(const KernelContext& ctx, bool fus
   return st;
 }
 
-Status check_inputs(const KernelContext& ctx, bool fused, int64_t block) {
+// Input i is float32, or bfloat16 when the node's attribute `attr` says so.
+Status require_type(const KernelContext& ctx, int i, const char* what, bool bf16, const char* attr) {
+  if (!bf16) return require_f32(ctx, i, what);
+  if (ctx.has_input(i) && (!ctx.input_value(i).is_tensor() || ctx.input(i).dtype() != DType::kBFloat16))
+    return invalid_argument(what, " must be a bfloat16 tensor (", attr, " = 1)");
+  return Status::Ok();
+}
+
+Status check_inputs(const KernelContext& ctx, const ConvState& st, bool fused) {
   if (!ctx.has_input(0) || !ctx.has_input(1)) return invalid_argument("X and W are required");
-  OSPREY_RETURN_IF_ERROR(require_f32(ctx, 0, "X"));
+  OSPREY_RETURN_IF_ERROR(require_type(ctx, 0, "X", st.x_bf16, "bf16_input"));
   OSPREY_RETURN_IF_ERROR(require_f32(ctx, 1, "W"));
   OSPREY_RETURN_IF_ERROR(require_f32(ctx, 2, "B"));
-  if (fused) OSPREY_RETURN_IF_ERROR(require_f32(ctx, 3, "residual Z"));
+  if (fused) OSPREY_RETURN_IF_ERROR(require_type(ctx, 3, "residual Z", st.y_bf16, "bf16_output"));
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
-  if (block) return Status::Ok();  // build() checks the blocked shapes, for prepare too
+  if (st.block) return Status::Ok();  // build() checks the blocked shapes, for prepare too
   if (x.rank() < 3 || x.rank() > 5)
     return invalid_argument("X has shape ", shape_to_string(x.shape()),
                             "; this kernel takes 1-D to 3-D convolutions (rank 3 to 5)");
@@ -177,8 +199,10 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   const auto f32 = memory::data_type::f32;
   const auto any = memory::format_tag::any;
   const auto blk_tag = blk == 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
-  e->src_plain = blk ? memory::desc(src_dims, f32, blk_tag) : boundary_desc(src_dims, cl);
-  e->dst_plain = blk ? memory::desc(dst_dims, f32, blk_tag) : boundary_desc(dst_dims, cl);
+  const auto x_type = st.x_bf16 ? memory::data_type::bf16 : f32;
+  const auto y_type = st.y_bf16 ? memory::data_type::bf16 : f32;
+  e->src_plain = blk ? memory::desc(src_dims, x_type, blk_tag) : boundary_desc(src_dims, cl, x_type);
+  e->dst_plain = blk ? memory::desc(dst_dims, y_type, blk_tag) : boundary_desc(dst_dims, cl, y_type);
   e->w_plain = plain_desc(w_dims);
   const bool has_bias = pb.has_bias, has_z = pb.has_z;
   if (has_bias) e->bias_md = plain_desc({M});
@@ -192,13 +216,13 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
 
   use_threads(threads);
   // Channels-last tensors go in and out as they are; NCHW ones in the primitive's choice.
-  // In bf16 compute the source and weights are bf16 (the source converted per run, in the
-  // same layout when channels-last); the destination stays f32.
+  // In bf16 compute the source and weights are bf16 (a float32 source converted per run, in
+  // the same layout when channels-last); the destination is f32 unless bf16_output.
   const auto in_type = st.bf16 ? memory::data_type::bf16 : f32;
   const memory::desc src_any = blk ? memory::desc(src_dims, in_type, blk_tag)
                                : cl  ? memory::desc(src_dims, in_type, channels_last_tag(src_dims.size()))
                                      : memory::desc(src_dims, in_type, any),
-                     dst_any = cl || blk ? e->dst_plain : memory::desc(dst_dims, f32, any),
+                     dst_any = cl || blk ? e->dst_plain : memory::desc(dst_dims, y_type, any),
                      w_any(w_dims, in_type, any);
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto alg = dnnl::algorithm::convolution_direct;
@@ -300,7 +324,7 @@ Status run_conv(KernelContext& ctx, bool fused) {
     local->weights_data = nullptr;
     st = local.get();
   }
-  OSPREY_RETURN_IF_ERROR(check_inputs(ctx, fused, st->block));
+  OSPREY_RETURN_IF_ERROR(check_inputs(ctx, *st, fused));
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
   const bool packable = st->weights_released
@@ -322,8 +346,9 @@ Status run_conv(KernelContext& ctx, bool fused) {
                               ", expected the output shape ", shape_to_string(e->out_shape));
     // The residual Z is the sum post-op's starting value: Y takes over its bytes when Z is
     // not read after this node, and is a copy of it otherwise.
-    OSPREY_ASSIGN_OR_RETURN(Tensor y, has_z ? ctx.new_output_over_input(0, 3, DType::kFloat32, e->out_shape)
-                                            : ctx.new_output_uninitialized(0, DType::kFloat32, e->out_shape));
+    const DType y_type = st->y_bf16 ? DType::kBFloat16 : DType::kFloat32;
+    OSPREY_ASSIGN_OR_RETURN(Tensor y, has_z ? ctx.new_output_over_input(0, 3, y_type, e->out_shape)
+                                            : ctx.new_output_uninitialized(0, y_type, e->out_shape));
     const bool z_in_y = has_z && ctx.input(3).raw_data() == y.raw_data();
     if (y.numel() == 0) return Status::Ok();
     if (x.numel() == 0) {  // empty reduction: the conv contributes nothing

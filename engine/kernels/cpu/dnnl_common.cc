@@ -206,10 +206,10 @@ void run_reorder(const dnnl::reorder& r, const dnnl::memory::desc& from_md, cons
   execute_bound(r, {arg(DNNL_ARG_FROM, from_md, from), arg(DNNL_ARG_TO, to_md, to)}, nullptr);
 }
 
-dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, dnnl::memory::data_type dt) {
   dnnl::memory::dims strides(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+  return dnnl::memory::desc(dims, dt, strides);
 }
 
 Shape channels_first(const Shape& s, bool channels_last) {
@@ -231,9 +231,10 @@ dnnl::memory::format_tag channels_last_tag(size_t rank) {
   return rank == 3 ? T::nwc : rank == 4 ? T::nhwc : T::ndhwc;
 }
 
-dnnl::memory::desc boundary_desc(const dnnl::memory::dims& dims, bool channels_last) {
-  if (!channels_last) return plain_desc(dims);
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, channels_last_tag(dims.size()));
+dnnl::memory::desc boundary_desc(const dnnl::memory::dims& dims, bool channels_last,
+                                 dnnl::memory::data_type dt) {
+  if (!channels_last) return plain_desc(dims, dt);
+  return dnnl::memory::desc(dims, dt, channels_last_tag(dims.size()));
 }
 
 Result<bool> read_bf16_compute(const KernelContext& ctx) {

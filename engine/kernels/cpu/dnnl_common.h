@@ -157,7 +157,8 @@ class ShapeCache {
 };
 
 // Plain row-major descriptor of float32 `dims`.
-dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims);
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims,
+                              dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
 
 // Channels-last layouts (the channels_last pass's NHWC tensors, and nwc / ndhwc):
 // [N, C, spatial...] from [N, spatial..., C] (or the shape itself when !channels_last), and back.
@@ -165,9 +166,10 @@ Shape channels_first(const Shape& s, bool channels_last);
 Shape channels_last_of(const Shape& s);
 // nwc / nhwc / ndhwc for a rank 3 / 4 / 5 tensor.
 dnnl::memory::format_tag channels_last_tag(size_t rank);
-// A float32 tensor of `dims` ([N, C, spatial...]) as it lies at an op's boundary: plain, or
-// channels-last in memory.
-dnnl::memory::desc boundary_desc(const dnnl::memory::dims& dims, bool channels_last);
+// A tensor of `dims` ([N, C, spatial...]) as it lies at an op's boundary: plain, or
+// channels-last in memory; float32 unless `dt` says otherwise.
+dnnl::memory::desc boundary_desc(const dnnl::memory::dims& dims, bool channels_last,
+                                 dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
 
 // The node's compute_precision attribute (set by the session in fast mode): true for "bf16",
 // false when absent or "fp32"; any other value is an error naming it.

@@ -1,0 +1,159 @@
+// keep_bf16_between_convs (compute_precision.h): in fast mode, a FusedConv output that only
+// fast-mode FusedConvs read (as X or residual Z) becomes bfloat16; graph outputs and values
+// other ops read stay float32, and a node's Z and Y always share one type. In a fast-mode
+// session the outputs stay close to exact mode's.
+#include <cmath>
+
+#include "kernels/cpu/cpu_capabilities.h"
+#include "passes/compute_precision.h"
+#include "passes_test_util.h"
+
+namespace osprey::passes::testing {
+namespace {
+
+void conv(ModelBuilder& m, const std::string& x, const std::string& y, int64_t k) {
+  const std::string w = "W_" + y;
+  m.initializer(w, {8, 8, k, k}, cyclic_values(static_cast<size_t>(64 * k * k), -0.3f, 0.017f, 13));
+  auto& n = m.node("Conv", {x, w}, {y}, "conv_" + y);
+  auto* pads = n.add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(k / 2);
+}
+
+// x -> a = Relu(conv) -> b = Relu(conv 3x3) -> c = Relu(conv(b) + a) -> y = conv(c); with
+// `c_is_output`, c is a graph output too; with `c_to_sigmoid`, a Sigmoid reads c instead of
+// the last convolution.
+std::string residual_chain(bool c_is_output, bool c_to_sigmoid) {
+  ModelBuilder m;
+  m.input("x", kF, {1, 8, 5, 5}).output("y");
+  if (c_is_output) m.output("c");
+  conv(m, "x", "a0", 1);
+  m.node("Relu", {"a0"}, {"a"});
+  conv(m, "a", "b0", 3);
+  m.node("Relu", {"b0"}, {"b"});
+  conv(m, "b", "c0", 1);
+  m.node("Add", {"c0", "a"}, {"c1"});
+  m.node("Relu", {"c1"}, {"c"});
+  if (c_to_sigmoid)
+    m.node("Sigmoid", {"c"}, {"y"});
+  else
+    conv(m, "c", "y", 1);
+  return m.bytes();
+}
+
+// The fused graph with every FusedConv marked for bf16 compute, as fast mode leaves it.
+std::shared_ptr<ir::Graph> marked(const std::string& bytes) {
+  std::vector<std::unique_ptr<Pass>> v;
+  v.push_back(make_conv_add_fusion());
+  v.push_back(make_conv_activation_fusion());
+  v.push_back(make_channels_last());
+  v.push_back(make_dead_code_elimination());
+  auto g = optimized_graph(bytes, std::move(v));
+  if (!g) return nullptr;
+  ir::Attribute bf16;
+  bf16.type = ir::Attribute::Type::kString;
+  bf16.s = "bf16";
+  for (auto& n : g->nodes)
+    if (n.op_type == "FusedConv") n.attributes[kComputePrecisionAttr] = bf16;
+  return g;
+}
+
+// The channels_last pass renames the convolutions' outputs: a -> a_nhwc.
+const ir::Node& producer_of(const ir::Graph& g, const std::string& value) {
+  const int id = g.find_value(value + "_nhwc");
+  for (const auto& n : g.nodes)
+    if (!n.outputs.empty() && n.outputs[0] == id) return n;
+  ADD_FAILURE() << "no producer of " << value;
+  return g.nodes.front();
+}
+
+int64_t flag(const ir::Node& n, const char* name) {
+  const ir::Attribute* a = n.find_attribute(name);
+  return a ? a->i : 0;
+}
+
+DType type_of(const ir::Graph& g, const std::string& value) {
+  const int id = g.find_value(value + "_nhwc");
+  EXPECT_GE(id, 0) << value;
+  return id < 0 ? DType::kUndefined : g.values[static_cast<size_t>(id)].type.dtype;
+}
+
+TEST(Bf16ActivationsTest, ChainBetweenConvolutionsBecomesBf16) {
+  auto g = marked(residual_chain(false, false));
+  ASSERT_TRUE(g);
+  ASSERT_EQ(count_op(*g, "com.osprey.FusedConv"), 4) << dump_graph(*g);
+  EXPECT_EQ(keep_bf16_between_convs(*g), 3) << dump_graph(*g);
+  for (const char* v : {"a", "b", "c"}) EXPECT_EQ(type_of(*g, v), DType::kBFloat16) << v;
+  EXPECT_NE(type_of(*g, "y"), DType::kBFloat16);
+  // a: from the first convolution, read as X by the 3x3 and as Z by the residual one.
+  EXPECT_EQ(flag(producer_of(*g, "a"), "bf16_input"), 0);  // reads the graph input
+  EXPECT_EQ(flag(producer_of(*g, "a"), "bf16_output"), 1);
+  EXPECT_EQ(flag(producer_of(*g, "b"), "bf16_input"), 1);
+  EXPECT_EQ(flag(producer_of(*g, "c"), "bf16_input"), 1);
+  EXPECT_EQ(flag(producer_of(*g, "c"), "bf16_output"), 1);
+  EXPECT_EQ(flag(producer_of(*g, "y"), "bf16_input"), 1);
+  EXPECT_EQ(flag(producer_of(*g, "y"), "bf16_output"), 0);  // a graph output
+}
+
+TEST(Bf16ActivationsTest, FloatReaderKeepsYAndItsResidualFloat) {
+  // c is read by a Sigmoid (or is a graph output): c stays float32, so the residual node's Z
+  // (a) must too; only b, between two convolutions and read as X only, becomes bf16.
+  for (bool as_output : {false, true}) {
+    auto g = marked(residual_chain(as_output, !as_output));
+    ASSERT_TRUE(g);
+    EXPECT_EQ(keep_bf16_between_convs(*g), 1) << dump_graph(*g);
+    EXPECT_EQ(type_of(*g, "b"), DType::kBFloat16);
+    for (const char* v : {"a", "c"}) EXPECT_NE(type_of(*g, v), DType::kBFloat16) << v;
+    EXPECT_EQ(flag(producer_of(*g, "a"), "bf16_output"), 0);
+    EXPECT_EQ(flag(producer_of(*g, "b"), "bf16_input"), 0);
+    EXPECT_EQ(flag(producer_of(*g, "b"), "bf16_output"), 1);
+    EXPECT_EQ(flag(producer_of(*g, "c"), "bf16_input"), 1);
+    EXPECT_EQ(flag(producer_of(*g, "c"), "bf16_output"), 0);
+  }
+}
+
+TEST(Bf16ActivationsTest, UnmarkedConvolutionsStayFloat) {
+  std::vector<std::unique_ptr<Pass>> v;
+  v.push_back(make_conv_add_fusion());
+  v.push_back(make_conv_activation_fusion());
+  auto g = optimized_graph(residual_chain(false, false), std::move(v));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(keep_bf16_between_convs(*g), 0);  // exact mode: no compute_precision anywhere
+}
+
+TEST(Bf16ActivationsTest, FastSessionKeepsBf16BetweenConvolutionsAndStaysClose) {
+  SessionOptions exact_o, fast_o;
+  fast_o.precision = Precision::kFast;
+  auto fast = Session::load_from_bytes(residual_chain(false, false), fast_o);
+  if (!cpu::bf16_compute_available()) {
+    ASSERT_FALSE(fast.ok());  // refused with the reason (session_precision_test.cc checks it)
+    GTEST_SKIP() << "no native bf16 on this CPU";
+  }
+  ASSERT_TRUE(fast.ok()) << fast.status().to_string();
+  auto exact = Session::load_from_bytes(residual_chain(false, false), exact_o);
+  ASSERT_TRUE(exact.ok()) << exact.status().to_string();
+  const std::string dump = (*fast)->graph_dump();
+  EXPECT_EQ(count_occurrences(dump, "bf16_output=1"), 3) << dump;
+  EXPECT_EQ(count_occurrences(dump, "bf16_input=1"), 3) << dump;
+  const std::vector<NamedTensor> in = {{"x", ramp({1, 8, 5, 5}, -1.0f, 0.01f)}};
+  for (int round = 0; round < 2; ++round) {  // the recording run, then the planned one
+    auto yf = (*fast)->run(in);
+    auto ye = (*exact)->run(in);
+    ASSERT_TRUE(yf.ok()) << yf.status().to_string();
+    ASSERT_TRUE(ye.ok()) << ye.status().to_string();
+    const Tensor &a = (*yf)[0].second, &b = (*ye)[0].second;
+    ASSERT_EQ(a.dtype(), DType::kFloat32);
+    ASSERT_EQ(a.shape(), b.shape());
+    double dot = 0, na = 0, nb = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const double p = a.data<float>()[i], q = b.data<float>()[i];
+      dot += p * q, na += p * p, nb += q * q;
+    }
+    EXPECT_GE(dot / std::sqrt(na * nb), 0.999);
+    EXPECT_GT(na, 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace osprey::passes::testing
