@@ -11,6 +11,7 @@ namespace osprey::cpu {
 namespace {
 
 #define OSPREY_TILE_IMPL "kernels/cpu/attention_tiles_impl.inc"
+#define OSPREY_TILE_AVX512_F TileF16  // one 16-lane register per panel row
 #include "kernels/cpu/tile_regions.inc"
 #undef OSPREY_TILE_IMPL
 

@@ -2,7 +2,7 @@
 // A[m, k] B[k, n] with A read in place (any row stride) and B packed once per head into panels
 // of kPanelWidth columns, so that a register tile of rows x kPanelWidth accumulates over k
 // with one broadcast of A and kPanelWidth / lanes loads of B per step. Compiled for AVX-512
-// (8-lane registers, as the row kernels), AVX2+FMA and baseline x86-64, chosen per call. The
+// (16-lane registers), AVX2+FMA (8 lanes) and baseline x86-64, chosen per call. The
 // oracle in the tests is a plain triple loop.
 #pragma once
 

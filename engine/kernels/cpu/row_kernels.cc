@@ -91,13 +91,15 @@ OSPREY_INLINE void sum_middle_impl(const float* x, float* y, int64_t o_begin, in
   }
 }
 
-// Floats in GCC's generic vector types: 8 lanes for the AVX variants (one register), 4 for the
-// baseline one (one SSE register), with the selects that the vectorizer would not make from the
+// Floats in GCC's generic vector types: 16 lanes for AVX-512, 8 for AVX2 (one register each),
+// 4 for the baseline one (one SSE register), with the selects that the vectorizer would not make from the
 // scalar loops above. Each target variant lowers them to its own instructions.
 typedef float F4 __attribute__((vector_size(16)));
 typedef int32_t I4 __attribute__((vector_size(16)));
 typedef float F8 __attribute__((vector_size(32)));
 typedef int32_t I8 __attribute__((vector_size(32)));
+typedef float F16 __attribute__((vector_size(64)));
+typedef int32_t I16 __attribute__((vector_size(64)));
 
 template <class F>
 constexpr int kWidth = static_cast<int>(sizeof(F) / sizeof(float));
@@ -285,7 +287,7 @@ struct SoftmaxKernel {
 
 template <class Kernel, class... A>
 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma"))) void run_avx512(A... a) {
-  Kernel::template run<F8, I8>(a...);
+  Kernel::template run<F16, I16>(a...);
 }
 template <class Kernel, class... A>
 __attribute__((target("avx2,fma"))) void run_avx2(A... a) {
