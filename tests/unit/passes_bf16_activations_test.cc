@@ -26,7 +26,7 @@ void conv(ModelBuilder& m, const std::string& x, const std::string& y, int64_t k
 // the last convolution.
 std::string residual_chain(bool c_is_output, bool c_to_sigmoid) {
   ModelBuilder m;
-  m.input("x", kF, {1, 8, 5, 5}).output("y");
+  m.input("x", kF, {-1, 8, 5, 5}).output("y");
   if (c_is_output) m.output("c");
   conv(m, "x", "a0", 1);
   m.node("Relu", {"a0"}, {"a"});
@@ -122,6 +122,15 @@ TEST(Bf16ActivationsTest, UnmarkedConvolutionsStayFloat) {
   EXPECT_EQ(keep_bf16_between_convs(*g), 0);  // exact mode: no compute_precision anywhere
 }
 
+double cosine(const Tensor& a, const Tensor& b) {
+  double dot = 0, na = 0, nb = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double p = a.data<float>()[i], q = b.data<float>()[i];
+    dot += p * q, na += p * p, nb += q * q;
+  }
+  return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
+}
+
 TEST(Bf16ActivationsTest, FastSessionKeepsBf16BetweenConvolutionsAndStaysClose) {
   SessionOptions exact_o, fast_o;
   fast_o.precision = Precision::kFast;
@@ -145,14 +154,32 @@ TEST(Bf16ActivationsTest, FastSessionKeepsBf16BetweenConvolutionsAndStaysClose) 
     const Tensor &a = (*yf)[0].second, &b = (*ye)[0].second;
     ASSERT_EQ(a.dtype(), DType::kFloat32);
     ASSERT_EQ(a.shape(), b.shape());
-    double dot = 0, na = 0, nb = 0;
-    for (int64_t i = 0; i < a.numel(); ++i) {
-      const double p = a.data<float>()[i], q = b.data<float>()[i];
-      dot += p * q, na += p * p, nb += q * q;
-    }
-    EXPECT_GE(dot / std::sqrt(na * nb), 0.999);
-    EXPECT_GT(na, 0.0);
+    EXPECT_GE(cosine(a, b), 0.999);
   }
+}
+
+TEST(Bf16ActivationsTest, FastBatchItemByItemMatchesWholeBatch) {
+  // A batch of 3 run item by item (batch_split on) and at once: the bf16 values between the
+  // convolutions are per item either way, so the two agree to float32 rounding of the sums.
+  if (!cpu::bf16_compute_available()) GTEST_SKIP() << "no native bf16 on this CPU";
+  SessionOptions split_o, whole_o;
+  split_o.precision = whole_o.precision = Precision::kFast;
+  split_o.batch_split = BatchSplit::kOn;
+  whole_o.batch_split = BatchSplit::kOff;
+  auto split = Session::load_from_bytes(residual_chain(false, false), split_o);
+  auto whole = Session::load_from_bytes(residual_chain(false, false), whole_o);
+  ASSERT_TRUE(split.ok()) << split.status().to_string();
+  ASSERT_TRUE(whole.ok()) << whole.status().to_string();
+  EXPECT_EQ((*split)->batch_split_summary(), "item by item");
+  const std::vector<NamedTensor> in = {{"x", ramp({3, 8, 5, 5}, -1.0f, 0.003f)}};
+  auto ys = (*split)->run(in);
+  auto yw = (*whole)->run(in);
+  ASSERT_TRUE(ys.ok()) << ys.status().to_string();
+  ASSERT_TRUE(yw.ok()) << yw.status().to_string();
+  const Tensor &a = (*ys)[0].second, &b = (*yw)[0].second;
+  ASSERT_EQ(a.shape(), (Shape{3, 8, 5, 5}));
+  ASSERT_EQ(a.shape(), b.shape());
+  EXPECT_GE(cosine(a, b), 0.99999);
 }
 
 }  // namespace
