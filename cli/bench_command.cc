@@ -323,8 +323,8 @@ Action add_bench_command(CLI::App& app) {
                 "parent node; latencies include the timing overhead)");
   cmd->add_option("--batch-split", args->batch_split,
                   "How a batch runs (single-model mode): auto (item by item for convolutional "
-                  "graphs separable along the batch, on CPUs without AVX-512), on (whenever "
-                  "separable) or off (the whole batch at once)")
+                  "graphs separable along the batch), on (whenever separable) or off (the whole "
+                  "batch at once)")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   add_blocked_layout_option(cmd, &args->blocked_layout);
   cmd->add_option("--profile-top", args->profile_top,

@@ -6,7 +6,6 @@
 #include <map>
 #include <set>
 
-#include "kernels/cpu/cpu_capabilities.h"
 #include "kernels/registry.h"
 #include "onnx/onnx_import.h"
 #include "passes/graph_dump.h"
@@ -315,8 +314,6 @@ Result<std::unique_ptr<SessionImpl>> build_session(const SessionOptions& options
   } else if (impl->split_obstacle.empty() && options.batch_split == BatchSplit::kAuto) {
     if (!has_convolution(g))
       impl->split_obstacle = "no convolution: batched products reuse their weights";
-    else if (cpu::avx512_kernels_available())
-      impl->split_obstacle = "AVX-512 CPU: measured only without AVX-512";
   }
   impl->split_batches = impl->split_obstacle.empty();
   return impl;
