@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_capabilities.h"
+#include "passes/pass_util.h"
 
 namespace osprey::passes {
 namespace {
@@ -13,13 +14,6 @@ bool is_bf16_fused_conv(const ir::Node& n) {
   const ir::Attribute* p = n.find_attribute(kComputePrecisionAttr);
   return n.domain == "com.osprey" && n.op_type == "FusedConv" && p && p->s == "bf16" &&
          n.outputs.size() == 1 && n.outputs[0] != ir::kNoValue;
-}
-
-ir::Attribute int_attr(int64_t v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kInt;
-  a.i = v;
-  return a;
 }
 
 }  // namespace
@@ -64,10 +58,10 @@ int keep_bf16_between_convs(ir::Graph& g) {
     }
   }
   for (const auto& [v, i] : producer) {
-    g.nodes[i].attributes["bf16_output"] = int_attr(1);
+    g.nodes[i].attributes["bf16_output"] = int_attribute(1);
     g.values[static_cast<size_t>(v)].type.dtype = DType::kBFloat16;
     for (auto [r, slot] : readers[v])
-      if (slot == 0) g.nodes[r].attributes["bf16_input"] = int_attr(1);
+      if (slot == 0) g.nodes[r].attributes["bf16_input"] = int_attribute(1);
   }
   return static_cast<int>(producer.size());
 }
