@@ -187,7 +187,7 @@ void attention(Engine& e, int rounds) {
     auto q = random_floats(static_cast<size_t>(S * HD), 7), k = random_floats(q.size(), 8),
          v = random_floats(q.size(), 9);
     std::vector<float> y1(q.size()), y2(q.size()), kp(static_cast<size_t>(panel_floats(D, S))),
-        vp(static_cast<size_t>(panel_floats(S, D))), sc(static_cast<size_t>(R * S)),
+        vp(static_cast<size_t>(panel_floats(S, D))), sc(static_cast<size_t>(R * S)), inv(R),
         scores(static_cast<size_t>(H * S * S));
     // The replaced form's two primitives.
     const memory::desc q_md({1, H, S, D}, f32, {S * HD, D, HD, 1}),
@@ -217,9 +217,10 @@ void attention(Engine& e, int rounds) {
           const double b = now();
           panel_product(isa, q.data() + h * D + i0 * HD, HD, R, D, kp.data(), S, sc.data(), S);
           const double c = now();
-          softmax_rows(isa, sc.data(), R, S, nullptr, 0, 0);
+          softmax_rows(isa, sc.data(), R, S, nullptr, 0, 0, inv.data());
           const double d = now();
-          panel_product(isa, sc.data(), S, R, S, vp.data(), D, y1.data() + h * D + i0 * HD, HD);
+          panel_product(isa, sc.data(), S, R, S, vp.data(), D, y1.data() + h * D + i0 * HD, HD,
+                        inv.data());
           const double f = now();
           qkt += c - b, sm += d - c, pvt += f - d;
         }

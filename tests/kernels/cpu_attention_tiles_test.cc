@@ -60,22 +60,29 @@ TEST(CpuAttentionTiles, ProductMatchesTripleLoopOnEveryIsa) {
         std::vector<float> panels(cpu::panel_floats(c.k, c.n));
         const float scale = 0.37f;
         cpu::pack_panels(b.data(), ldb, transposed, c.k, c.n, scale, panels.data());
-        std::vector<float> out(size_t(c.m * ldc), 42.0f);
-        cpu::panel_product(isa, a.data(), lda, c.m, c.k, panels.data(), c.n, out.data(), ldc);
-        for (int64_t i = 0; i < c.m; ++i)
-          for (int64_t j = 0; j < ldc; ++j) {
-            const float got = out[i * ldc + j];
-            if (j >= c.n) {  // past the row's n columns: untouched
-              EXPECT_EQ(got, 42.0f) << i << "," << j;
-              continue;
+        // Without and with a scale per row of C.
+        std::vector<float> row_scale(size_t(c.m));
+        for (int64_t i = 0; i < c.m; ++i) row_scale[size_t(i)] = 0.25f + 0.125f * float(i % 7);
+        for (bool scaled : {false, true}) {
+          std::vector<float> out(size_t(c.m * ldc), 42.0f);
+          cpu::panel_product(isa, a.data(), lda, c.m, c.k, panels.data(), c.n, out.data(), ldc,
+                             scaled ? row_scale.data() : nullptr);
+          for (int64_t i = 0; i < c.m; ++i)
+            for (int64_t j = 0; j < ldc; ++j) {
+              const float got = out[i * ldc + j];
+              if (j >= c.n) {  // past the row's n columns: untouched
+                EXPECT_EQ(got, 42.0f) << i << "," << j;
+                continue;
+              }
+              double want = 0;
+              for (int64_t p = 0; p < c.k; ++p)
+                want += double(a[i * lda + p]) *
+                        double(transposed ? b[j * ldb + p] : b[p * ldb + j]);
+              want *= scale;  // packed into B
+              if (scaled) want *= row_scale[size_t(i)];
+              EXPECT_NEAR(got, want, 1e-5 * (1 + std::sqrt(double(c.k)))) << i << "," << j;
             }
-            double want = 0;
-            for (int64_t p = 0; p < c.k; ++p)
-              want += double(a[i * lda + p]) *
-                      double(transposed ? b[j * ldb + p] : b[p * ldb + j]);
-            want *= scale;  // packed into B
-            EXPECT_NEAR(got, want, 1e-5 * (1 + std::sqrt(double(c.k)))) << i << "," << j;
-          }
+        }
       }
   }
 }

@@ -227,21 +227,30 @@ TEST(CpuRowKernels, MaskedSoftmaxMatchesADoubleOracleOnEveryIsa) {
       const int64_t row_stride = c.mask == 2 ? c.n : c.mask == 3 ? c.n : 0;
       const int64_t key_stride = c.mask == 3 ? 0 : 1;
       const float* mp = c.mask ? mask.data<float>() : nullptr;
-      Tensor got = x.clone();
-      cpu::softmax_rows(isa, got.data<float>(), c.rows, c.n, mp, row_stride, key_stride);
-      double worst = 0;
-      for (int64_t r = 0; r < c.rows; ++r) {
-        const auto want = softmax_oracle(x.data<float>() + r * c.n, mp ? mp + r * row_stride : nullptr,
-                                         key_stride, c.n);
-        for (int64_t k = 0; k < c.n; ++k) {
-          const float g = got.data<float>()[r * c.n + k];
-          worst = std::max(worst, std::fabs(g - want[static_cast<size_t>(k)]));
-          if (want[static_cast<size_t>(k)] == 0.0) {
-            EXPECT_EQ(g, 0.0f) << "masked key " << k;
+      // Normalized in place, and unnormalized with each row's 1 / sum given back.
+      for (bool with_inv : {false, true}) {
+        Tensor got = x.clone();
+        std::vector<float> inv(static_cast<size_t>(c.rows), -1.0f);
+        cpu::softmax_rows(isa, got.data<float>(), c.rows, c.n, mp, row_stride, key_stride,
+                          with_inv ? inv.data() : nullptr);
+        double worst = 0;
+        for (int64_t r = 0; r < c.rows; ++r) {
+          const auto want = softmax_oracle(x.data<float>() + r * c.n, mp ? mp + r * row_stride : nullptr,
+                                           key_stride, c.n);
+          if (with_inv) {
+            EXPECT_GT(inv[static_cast<size_t>(r)], 0.0f);
+          }
+          const float s = with_inv ? inv[static_cast<size_t>(r)] : 1.0f;
+          for (int64_t k = 0; k < c.n; ++k) {
+            const float g = s * got.data<float>()[r * c.n + k];
+            worst = std::max(worst, std::fabs(g - want[static_cast<size_t>(k)]));
+            if (want[static_cast<size_t>(k)] == 0.0) {
+              EXPECT_EQ(g, 0.0f) << "masked key " << k;
+            }
           }
         }
+        EXPECT_LE(worst, 2e-6) << (with_inv ? "unnormalized rows times 1 / sum" : "normalized");
       }
-      EXPECT_LE(worst, 2e-6);
     }
   }
 }

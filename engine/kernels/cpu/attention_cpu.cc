@@ -4,9 +4,10 @@
 //   1. K's head is packed as scale * K^T panels and V's as V panels
 //      (kernels/cpu/attention_tiles.h);
 //   2. per block of query rows (sized so the block's scores stay in L1): scores =
-//      Q (scale * K^T) on register tiles; the mask added and softmax over each row in one pass of the
-//      vectorized row kernel (kernels/cpu/row_kernels.h); Y = probs V on register tiles,
-//      written straight into Y's [B, Sq, H*D] layout.
+//      Q (scale * K^T) on register tiles; the mask added and e^(s - max) over each row by the
+//      vectorized row kernel (kernels/cpu/row_kernels.h), which keeps each row's 1 / sum;
+//      Y = e V on register tiles, each row times its 1 / sum as the tile is stored (D values a
+//      row instead of Sk), written straight into Y's [B, Sq, H*D] layout.
 // The pairs are split over the session's threads. Every mask broadcast ([B,1,1,Sk],
 // [B,1,Sq,Sk], [1,1,1,Sk], [1,H,1,1], [B,H,Sq,1], [B,H,Sq,Sk]) is read through strides (0
 // where it broadcasts). Each thread's packed panels and score block live in a buffer that grows
@@ -55,7 +56,7 @@ Status attention(KernelContext& ctx) {
   const int64_t k_floats = panel_floats(D, Sk), v_floats = panel_floats(Sk, D);
   OSPREY_ASSIGN_OR_RETURN(
       const int64_t work_floats,
-      Tensor::checked_numel(DType::kFloat32, {k_floats + v_floats + block_rows * Sk},
+      Tensor::checked_numel(DType::kFloat32, {k_floats + v_floats + block_rows * (Sk + 1)},
                             ctx.max_elements()));
   const float* qd = q.data<float>();
   const float* kd = ctx.input(1).data<float>();
@@ -72,6 +73,7 @@ Status attention(KernelContext& ctx) {
     float* k_panels = work.get(static_cast<size_t>(work_floats));
     float* v_panels = k_panels + k_floats;
     float* scores = v_panels + v_floats;
+    float* inv_sums = scores + block_rows * Sk;
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / H, h = bh % H;
       const float* qh = qd + b * Sq * HD + h * D;
@@ -82,8 +84,8 @@ Status attention(KernelContext& ctx) {
       for (int64_t i0 = 0; i0 < Sq; i0 += block_rows) {
         const int64_t rows = std::min(block_rows, Sq - i0);
         panel_product(isa, qh + i0 * HD, HD, rows, D, k_panels, Sk, scores, Sk);
-        softmax_rows(isa, scores, rows, Sk, mh ? mh + i0 * ms_q : nullptr, ms_q, ms_k);
-        panel_product(isa, scores, Sk, rows, Sk, v_panels, D, yh + i0 * HD, HD);
+        softmax_rows(isa, scores, rows, Sk, mh ? mh + i0 * ms_q : nullptr, ms_q, ms_k, inv_sums);
+        panel_product(isa, scores, Sk, rows, Sk, v_panels, D, yh + i0 * HD, HD, inv_sums);
       }
     }
     work.trim();

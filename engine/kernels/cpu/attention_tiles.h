@@ -25,9 +25,11 @@ inline int64_t panel_floats(int64_t k, int64_t n) {
 void pack_panels(const float* src, int64_t ld, bool transposed, int64_t k, int64_t n,
                  float scale, float* dst);
 
-// c[i * ldc + j] = sum over p < k of a[i * lda + p] * B[p, j], for i < m and j < n, where
-// `panels` is B as pack_panels wrote it. c must not overlap a or panels.
+// c[i * ldc + j] = row_scale[i] * (sum over p < k of a[i * lda + p] * B[p, j]), for i < m and
+// j < n, where `panels` is B as pack_panels wrote it and row_scale is 1 when null. c must not
+// overlap a or panels.
 void panel_product(VectorIsa isa, const float* a, int64_t lda, int64_t m, int64_t k,
-                   const float* panels, int64_t n, float* c, int64_t ldc);
+                   const float* panels, int64_t n, float* c, int64_t ldc,
+                   const float* row_scale = nullptr);
 
 }  // namespace osprey::cpu

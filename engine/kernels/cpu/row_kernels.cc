@@ -188,7 +188,8 @@ OSPREY_INLINE float add_mask_and_max(float* p, int64_t n, const float* mr, int64
 
 template <class F, class I>
 OSPREY_INLINE void softmax_impl(float* s, int64_t rows, int64_t n, const float* mask,
-                                int64_t mask_row_stride, int64_t mask_key_stride) {
+                                int64_t mask_row_stride, int64_t mask_key_stride,
+                                float* inv_sums) {
   constexpr int W = kWidth<F>;
   for (int64_t i = 0; i < rows; ++i) {
     float* p = s + i * n;
@@ -214,6 +215,10 @@ OSPREY_INLINE void softmax_impl(float* s, int64_t rows, int64_t n, const float* 
       const float e = exp_nonpositive<float, int32_t>(p[k] - m);
       p[k] = e;
       sum += e;
+    }
+    if (inv_sums) {
+      inv_sums[i] = 1.0f / sum;
+      continue;
     }
     const F inv = splat<F>(1.0f / sum);
     for (k = 0; k + W <= n; k += W) store(p + k, load<F>(p + k) * inv);
@@ -349,8 +354,8 @@ void sum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t o_begin, i
 }
 
 void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float* mask,
-                  int64_t mask_row_stride, int64_t mask_key_stride) {
-  dispatch<SoftmaxKernel>(isa, s, rows, n, mask, mask_row_stride, mask_key_stride);
+                  int64_t mask_row_stride, int64_t mask_key_stride, float* inv_sums) {
+  dispatch<SoftmaxKernel>(isa, s, rows, n, mask, mask_row_stride, mask_key_stride, inv_sums);
 }
 
 void max_pool_nhwc_rows(VectorIsa isa, const float* x, float* y, const PoolGeometry& g,

@@ -28,8 +28,10 @@ void sum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t o_begin, i
 // not null: row i, element k adds mask[i * mask_row_stride + k * mask_key_stride] (a stride of
 // 0 broadcasts). exp is a float polynomial (Cephes' expf, within 2 ulp); an element more than
 // 87 below its row's max gets 0. A row holding NaN, or all -inf, gives NaN, as the reference.
+// With `inv_sums` not null the rows are left unnormalized (e^(x - max)) and inv_sums[i] gets
+// row i's 1 / sum, for a caller that scales a smaller product of the row instead.
 void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float* mask,
-                  int64_t mask_row_stride, int64_t mask_key_stride);
+                  int64_t mask_row_stride, int64_t mask_key_stride, float* inv_sums = nullptr);
 
 // A 2-D max pool's geometry over channels-last tensors: X [N, H, W, C], Y [N, OH, OW, C];
 // kernel KH x KW, strides, dilations and the leading pads (a window tap outside the input is
