@@ -53,7 +53,6 @@ TapConv::Step make_step(const NhwcConv& p, const Activation& act, int64_t pixels
   return s;
 }
 
-// Row r of W [M, C, KH, KW] as a plain [M, KW * C] matrix: element (m, kx * C + c).
 // Calls f(index in W [M, C, KH, KW], index in row r's [M, KW * C]) for every element of row r.
 template <class F>
 void for_each_row_element(int64_t M, int64_t C, int64_t KH, int64_t KW, int64_t r, F f) {
@@ -64,6 +63,7 @@ void for_each_row_element(int64_t M, int64_t C, int64_t KH, int64_t KW, int64_t 
           static_cast<size_t>((m * KW + kx) * C + c));
 }
 
+// Row r of W [M, C, KH, KW] as a plain [M, KW * C] matrix: element (m, kx * C + c).
 std::vector<float> row_weights(const NhwcConv& p, const float* w, int64_t r) {
   std::vector<float> out(static_cast<size_t>(p.M * p.KW * p.C));
   for_each_row_element(p.M, p.C, p.KH, p.KW, r, [&](size_t wi, size_t ri) { out[ri] = w[wi]; });
