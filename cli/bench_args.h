@@ -27,6 +27,7 @@ struct BenchArgs {
   int profile_top = 15;  // slowest nodes --profile lists (0 = all)
   std::string batch_split = "auto";  // SessionOptions::batch_split: auto | on | off
   std::string blocked_layout = "auto";  // SessionOptions::blocked_layout: auto | on | off
+  std::string winograd = "auto";        // SessionOptions::winograd: auto | on | off
   int sessions = 1;      // sessions of the model run concurrently, each from its own thread
   // Comparison mode.
   std::vector<std::string> frameworks;

@@ -140,6 +140,7 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
                         : args.batch_split == "off" ? BatchSplit::kOff
                                                     : BatchSplit::kAuto;
   options.blocked_layout = blocked_layout_of(args.blocked_layout);
+  options.winograd = winograd_of(args.winograd);
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(model, options));
   const Session& session = *m.session;
   spec.generator.max_elements = session.options().max_tensor_elements;
@@ -327,6 +328,7 @@ Action add_bench_command(CLI::App& app) {
                   "batch at once)")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   add_blocked_layout_option(cmd, &args->blocked_layout);
+  add_winograd_option(cmd, &args->winograd);
   cmd->add_option("--profile-top", args->profile_top,
                   "How many of the slowest nodes --profile lists (0 = every node)")
       ->check(CLI::Range(0, 1000000));

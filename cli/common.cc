@@ -28,6 +28,19 @@ BlockedLayout blocked_layout_of(const std::string& layout) {
   return layout == "on" ? BlockedLayout::kOn : layout == "off" ? BlockedLayout::kOff : BlockedLayout::kAuto;
 }
 
+void add_winograd_option(CLI::App* cmd, std::string* winograd) {
+  cmd->add_option("--winograd", *winograd,
+                  "float32 3x3 stride-1 convolutions with oneDNN's Winograd algorithm (where it "
+                  "offers one: AVX-512): auto (64 or more input and output channels), on (every "
+                  "eligible one) or off (direct only)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
+}
+
+Winograd winograd_of(const std::string& winograd) {
+  return winograd == "on" ? Winograd::kOn : winograd == "off" ? Winograd::kOff : Winograd::kAuto;
+}
+
 CLI::Validator non_negative_integer() {
   return CLI::Validator(
       [](std::string& value) -> std::string {

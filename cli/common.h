@@ -29,6 +29,9 @@ void add_precision_option(CLI::App* cmd, std::string* precision);
 // --blocked-layout auto | on | off (SessionOptions::blocked_layout), and its value.
 void add_blocked_layout_option(CLI::App* cmd, std::string* layout);
 BlockedLayout blocked_layout_of(const std::string& layout);
+// --winograd auto | on | off (SessionOptions::winograd), and its value.
+void add_winograd_option(CLI::App* cmd, std::string* winograd);
+Winograd winograd_of(const std::string& winograd);
 
 // Adds --input, --shape, --seed and --random to `cmd`, bound to `args`.
 void add_input_options(CLI::App* cmd, InputArgs* args);

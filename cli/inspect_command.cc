@@ -16,6 +16,7 @@ struct InspectArgs {
   int level = SessionOptions{}.optimization_level;
   std::string precision = "exact";
   std::string blocked_layout = "auto";
+  std::string winograd = "auto";
 };
 
 void print_infos(const char* title, const std::vector<TensorInfo>& infos) {
@@ -28,6 +29,7 @@ Status inspect(const InspectArgs& args) {
   options.optimization_level = args.level;
   options.precision = args.precision == "fast" ? Precision::kFast : Precision::kExact;
   options.blocked_layout = blocked_layout_of(args.blocked_layout);
+  options.winograd = winograd_of(args.winograd);
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(args.model, options));
   const Session& s = *m.session;
   const ModelStats& st = s.stats();
@@ -72,6 +74,7 @@ Action add_inspect_command(CLI::App& app) {
       ->capture_default_str();
   add_precision_option(cmd, &args->precision);
   add_blocked_layout_option(cmd, &args->blocked_layout);
+  add_winograd_option(cmd, &args->winograd);
   return [args] { return inspect(*args); };
 }
 

@@ -22,6 +22,7 @@ struct RunArgs {
   int level = SessionOptions{}.optimization_level;
   std::string precision = "exact";
   std::string blocked_layout = "auto";
+  std::string winograd = "auto";
 };
 
 // Writes `t` as DIR/stem.npy; returns the path written (with a note for bfloat16).
@@ -46,6 +47,7 @@ Status run(const RunArgs& args) {
   options.optimization_level = args.level;
   options.precision = args.precision == "fast" ? Precision::kFast : Precision::kExact;
   options.blocked_layout = blocked_layout_of(args.blocked_layout);
+  options.winograd = winograd_of(args.winograd);
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(args.model, options));
   const Session& session = *m.session;
   spec.generator.max_elements = session.options().max_tensor_elements;
@@ -133,6 +135,7 @@ Action add_run_command(CLI::App& app) {
       ->capture_default_str();
   add_precision_option(cmd, &args->precision);
   add_blocked_layout_option(cmd, &args->blocked_layout);
+  add_winograd_option(cmd, &args->winograd);
   return [args] { return run(*args); };
 }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "passes/compute_precision.h"
+#include "passes/conv_algorithm.h"
 #include "passes/graph_dump.h"
 
 namespace osprey::passes {
@@ -121,7 +122,9 @@ Status PassManager::run(ir::Graph& g) {
 Status optimize(ir::Graph& g, const SessionOptions& options) {
   auto pm = PassManager::with_default_passes(PassManagerOptions::from_session(options));
   OSPREY_RETURN_IF_ERROR(pm.run(g));
-  return apply_precision(g, options.precision, options.optimization_level).status();
+  OSPREY_RETURN_IF_ERROR(apply_precision(g, options.precision, options.optimization_level).status());
+  apply_winograd(g, options.winograd, options.optimization_level);
+  return Status::Ok();
 }
 
 }  // namespace osprey::passes

@@ -17,6 +17,14 @@
 // FusedConv with bf16_input = 1 takes X as bfloat16 (no conversion), one with bf16_output = 1
 // writes Y, and takes Z, as bfloat16 (the compute_precision pass sets both between fast-mode
 // convolutions, so that activations stay bf16 from one to the next).
+// With winograd = 1 or 2 (SessionOptions::winograd, set by apply_winograd on float32 3x3
+// convolutions with stride 1, dilation 1 and one group) the primitive is oneDNN's Winograd
+// one, in its own blocked layout (a channels-last source and destination are reordered around
+// it), where oneDNN offers one and, for 1, where both channel counts are at least
+// kWinogradMinChannels; otherwise the direct one.
+#include "kernels/cpu/conv_dnnl.h"
+
+#include <atomic>
 #include <cstring>
 #include <optional>
 
@@ -30,6 +38,8 @@ namespace {
 
 using dnnl::memory;
 using Dims = memory::dims;
+
+std::atomic<int64_t> g_winograd_built{0};
 
 struct ConvEntry {
   Shape out_shape;
@@ -49,6 +59,7 @@ struct ConvState final : KernelState {
   bool bf16 = false;  // compute_precision = "bf16": bf16 source and weights, f32 accumulation
   bool x_bf16 = false;  // bf16_input = 1: X is bfloat16
   bool y_bf16 = false;  // bf16_output = 1: Y and Z are bfloat16
+  int64_t winograd = 0;  // 0 direct, 1 Winograd where it pays, 2 Winograd where offered
   Activation act;
   // The constant weights (shared storage) until the session releases the plain copy;
   // undefined when computed. weights_data identifies them among the node's W inputs.
@@ -107,6 +118,11 @@ Result<std::shared_ptr<ConvState>> make_state(const KernelContext& ctx, bool fus
       *flag = v == 1;
     }
   }
+  st->winograd = ctx.attr_int("winograd", 0);
+  if (st->winograd < 0 || st->winograd > 2)
+    return invalid_argument("attribute winograd must be 0, 1 or 2, got ", st->winograd);
+  if (st->winograd && st->bf16)
+    return invalid_argument("attribute winograd needs float32 compute (not compute_precision = \"bf16\")");
   if (ctx.has_input(1)) {
     OSPREY_RETURN_IF_ERROR(require_f32(ctx, 1, "W"));
     st->weights = ctx.input(1);
@@ -146,6 +162,34 @@ struct ConvProblem {
   const Shape* w = nullptr;
   bool has_bias = false, has_z = false;
 };
+
+bool winograd_wanted(const ConvState& st, const ref::Window& win, int64_t group, int64_t C, int64_t M) {
+  if (st.winograd == 0 || st.bf16 || group != 1 || win.nd != 2) return false;
+  for (int64_t i = 0; i < 2; ++i) {
+    const auto k = static_cast<size_t>(i);
+    if (win.kernel[k] != 3 || win.strides[k] != 1 || win.dilations[k] != 1) return false;
+  }
+  return st.winograd == 2 || (C >= kWinogradMinChannels && M >= kWinogradMinChannels);
+}
+
+// oneDNN's Winograd primitive for the shape, in the layouts it prefers; none where it offers
+// none (no AVX-512, or a shape its kernels do not take).
+std::optional<dnnl::convolution_forward::primitive_desc> winograd_pd(
+    bool has_bias, const memory::desc& bias_md, const Dims& src_dims, const Dims& w_dims,
+    const Dims& dst_dims, const ref::Window& win, const dnnl::primitive_attr& attr) {
+  const auto f32 = memory::data_type::f32;
+  const auto any = memory::format_tag::any;
+  const memory::desc src(src_dims, f32, any), w(w_dims, f32, any), dst(dst_dims, f32, any);
+  const Dims strides = {1, 1}, dil = {0, 0};
+  const Dims pad_l(win.pad_begin.begin(), win.pad_begin.end()), pad_r(win.pad_end.begin(), win.pad_end.end());
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_winograd;
+  auto desc = has_bias ? dnnl::convolution_forward::desc(prop, alg, src, w, bias_md, dst, strides, dil, pad_l, pad_r)
+                       : dnnl::convolution_forward::desc(prop, alg, src, w, dst, strides, dil, pad_l, pad_r);
+  dnnl::convolution_forward::primitive_desc pd(desc, attr, dnnl_engine(), /*allow_empty=*/true);
+  if (!pd) return std::nullopt;
+  return pd;
+}
 
 Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvState& st,
                                                const ConvProblem& pb, int threads, bool packable) {
@@ -230,9 +274,15 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
                                                          dst_any, strides, dil, pad_l, pad_r)
                        : dnnl::convolution_forward::desc(prop, alg, src_any, w_any, dst_any,
                                                          strides, dil, pad_l, pad_r);
-  dnnl::convolution_forward::primitive_desc pd(desc, attr, dnnl_engine());
+  std::optional<dnnl::convolution_forward::primitive_desc> wino;
+  // Winograd weights are reordered from the plain ones only (oneDNN reorders into its Winograd
+  // layout from plain layouts): once the plain weights are gone, a new shape runs directly.
+  const bool plain_w = !packable || !st.weights_released || st.plain_held.defined();
+  if (plain_w && winograd_wanted(st, win, group, C, M)) wino = winograd_pd(has_bias, e->bias_md, src_dims, w_dims, dst_dims, win, attr);
+  dnnl::convolution_forward::primitive_desc pd =
+      wino ? *wino : dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_engine());
   // The tile and tap forms need only the direct primitive's name: decide before compiling it.
-  const bool forms_apply = packable && (cl || blk) && group == 1 && !st.bf16 && win.nd == 2 &&
+  const bool forms_apply = !wino && packable && (cl || blk) && group == 1 && !st.bf16 && win.nd == 2 &&
                        shape_numel(win.kernel) > 1;
   if (forms_apply) {
     const NhwcConv tp{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0],
@@ -266,6 +316,7 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
     }
   }
   e->prim = dnnl::convolution_forward(pd);
+  if (wino) g_winograd_built.fetch_add(1, std::memory_order_relaxed);
   e->src_md = pd.src_desc();
   e->dst_md = pd.dst_desc();
   e->w_md = pd.weights_desc();
@@ -287,6 +338,10 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
         e->packed_weights = memory(e->w_md, dnnl_engine());
         run_reorder(make_reorder(e->w_plain, e->w_md), wrap(e->w_plain, plain.data()),
                     e->packed_weights);
+      } else if (st.weights_released && st.plain_held.defined()) {  // held for Winograd
+        e->packed_weights = memory(e->w_md, dnnl_engine());
+        run_reorder(make_reorder(e->w_plain, e->w_md), wrap(e->w_plain, st.plain_held.raw_data()),
+                    e->packed_weights);
       } else if (st.weights_released) {  // only a packed form is left: reorder from it
         const auto& [from_md, from] = st.packed.front();
         e->packed_weights = memory(e->w_md, dnnl_engine());
@@ -294,6 +349,8 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
       } else if (e->w_reorder) {
         e->packed_weights = memory(e->w_md, dnnl_engine());
         run_reorder(*e->w_reorder, wrap(e->w_plain, st.weights.raw_data()), e->packed_weights);
+        // Other layouts are not reordered from a Winograd one: keep the plain weights too.
+        if (wino) st.plain_held = st.weights;
       } else {  // the primitive reads W as it is: hold the plain storage
         e->packed_weights = wrap(e->w_plain, st.weights.raw_data());
         st.plain_held = st.weights;
@@ -424,6 +481,10 @@ Result<std::shared_ptr<KernelState>> prepare(const KernelContext& ctx, bool fuse
 }
 
 }  // namespace
+
+int64_t winograd_convolutions_built() {
+  return g_winograd_built.load(std::memory_order_relaxed);
+}
 
 Status conv(KernelContext& ctx) {
   return run_conv(ctx, false);

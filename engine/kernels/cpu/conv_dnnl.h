@@ -1,0 +1,17 @@
+// What the oneDNN convolution kernel (conv_dnnl.cc) tells beyond its entry points in cpu.inc.
+#pragma once
+
+#include <cstdint>
+
+namespace osprey::cpu {
+
+// With winograd = 1 a convolution runs Winograd only when both its input and output channels
+// reach this: below it Winograd did not pay against brgconv with AVX-512 at 2 threads (1.2x
+// slower at 16 channels, even at 32; 0.55-0.7x the time from 64 on, reorders included).
+inline constexpr int64_t kWinogradMinChannels = 64;
+
+// Convolution primitives built with oneDNN's Winograd algorithm since the process started
+// (tests: whether a node took the Winograd path).
+int64_t winograd_convolutions_built();
+
+}  // namespace osprey::cpu

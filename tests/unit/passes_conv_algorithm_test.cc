@@ -1,0 +1,120 @@
+// apply_winograd (SessionOptions::winograd): which convolutions get the winograd attribute
+// (float32, constant 3x3 weights, one group, stride 1, dilation 1; not fast mode's bf16 ones,
+// not at level 0), and a session with Winograd agrees with one without it.
+#include "kernels/cpu/conv_dnnl.h"
+#include "kernels/cpu/cpu_capabilities.h"
+#include "passes/compute_precision.h"
+#include "passes/conv_algorithm.h"
+#include "passes_test_util.h"
+
+namespace osprey::passes::testing {
+namespace {
+
+void conv(ModelBuilder& m, const std::string& x, const std::string& y, int64_t c, int64_t k,
+          std::vector<int64_t> strides, std::vector<int64_t> dilations, int64_t group) {
+  const std::string w = "W_" + y;
+  m.initializer(w, {c, c / group, k, k},
+                cyclic_values(static_cast<size_t>(c * (c / group) * k * k), -0.05f, 0.0013f, 97));
+  auto& n = m.node("Conv", {x, w}, {y}, "conv_" + y);
+  auto ints = [&](const char* name, const std::vector<int64_t>& v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t i : v) a->add_ints(i);
+  };
+  ints("pads", std::vector<int64_t>(4, (k / 2) * dilations[0]));
+  ints("strides", strides);
+  ints("dilations", dilations);
+  auto* g = n.add_attribute();
+  g->set_name("group");
+  g->set_type(onnx::AttributeProto::INT);
+  g->set_i(group);
+}
+
+// 64 channels on [1, 64, 10, 10]: a 3x3 stride-1 convolution with Relu (the eligible one), then
+// a 3x3 of stride 2, a 1x1, a depthwise 3x3 and a dilated 3x3.
+std::string model() {
+  ModelBuilder m;
+  m.input("x", kF, {1, 64, 10, 10}).output("y");
+  conv(m, "x", "a", 64, 3, {1, 1}, {1, 1}, 1);
+  m.node("Relu", {"a"}, {"ar"});
+  conv(m, "ar", "b", 64, 3, {2, 2}, {1, 1}, 1);
+  conv(m, "b", "c", 64, 1, {1, 1}, {1, 1}, 1);
+  conv(m, "c", "d", 64, 3, {1, 1}, {1, 1}, 64);
+  conv(m, "d", "y", 64, 3, {1, 1}, {2, 2}, 1);
+  return m.bytes();
+}
+
+const std::vector<NamedTensor> kIn = {{"x", ramp({1, 64, 10, 10}, -1.0f, 0.0007f)}};
+
+std::string optimized_dump(Winograd policy, int level = 2) {
+  auto g = import_graph(model());
+  if (!g) return "";
+  SessionOptions o;
+  o.winograd = policy;
+  o.optimization_level = level;
+  Status s = optimize(*g, o);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return dump_graph(*g);
+}
+
+TEST(ConvAlgorithmTest, MarksOnlyFloat3x3Stride1OneGroupConvolutions) {
+  const std::string d = optimized_dump(Winograd::kAuto);
+  EXPECT_EQ(count_occurrences(d, "winograd=1"), 1) << d;
+  EXPECT_EQ(count_occurrences(d, "winograd="), 1) << d;
+  // The marked one is the first convolution (fused with its Relu).
+  const size_t at = d.find("winograd=1");
+  ASSERT_NE(at, std::string::npos);
+  const size_t line = d.rfind('\n', at);
+  EXPECT_NE(d.substr(line, at - line).find("-> ar"), std::string::npos) << d;
+  const std::string on = optimized_dump(Winograd::kOn);
+  EXPECT_EQ(count_occurrences(on, "winograd=2"), 1) << on;
+  EXPECT_EQ(count_occurrences(optimized_dump(Winograd::kOff), "winograd"), 0);
+  EXPECT_EQ(count_occurrences(optimized_dump(Winograd::kOn, 0), "winograd"), 0);
+  EXPECT_EQ(count_occurrences(optimized_dump(Winograd::kOn, 1), "winograd=2"), 1);
+}
+
+TEST(ConvAlgorithmTest, LeavesBf16ConvolutionsAlone) {
+  auto g = import_graph(model());
+  ASSERT_TRUE(g);
+  ir::Attribute bf16;
+  bf16.type = ir::Attribute::Type::kString;
+  bf16.s = "bf16";
+  for (auto& n : g->nodes)
+    if (n.op_type == "Conv") n.attributes[kComputePrecisionAttr] = bf16;
+  EXPECT_EQ(apply_winograd(*g, Winograd::kOn, 2), 0);
+  EXPECT_EQ(count_occurrences(dump_graph(*g), "winograd"), 0);
+}
+
+TEST(ConvAlgorithmTest, SessionsWithAndWithoutWinogradAgree) {
+  SessionOptions on, off;
+  on.winograd = Winograd::kOn;
+  on.threads = off.threads = 1;
+  off.winograd = Winograd::kOff;
+  const int64_t before = cpu::winograd_convolutions_built();
+  auto s_on = Session::load_from_bytes(model(), on);
+  ASSERT_TRUE(s_on.ok()) << s_on.status().to_string();
+  auto r_on = (*s_on)->run(kIn);
+  ASSERT_TRUE(r_on.ok()) << r_on.status().to_string();
+  const int64_t built = cpu::winograd_convolutions_built() - before;
+  auto s_off = Session::load_from_bytes(model(), off);
+  ASSERT_TRUE(s_off.ok()) << s_off.status().to_string();
+  auto r_off = (*s_off)->run(kIn);
+  ASSERT_TRUE(r_off.ok()) << r_off.status().to_string();
+  EXPECT_EQ(cpu::winograd_convolutions_built() - before, built) << "winograd off built some";
+  // Where oneDNN has Winograd kernels (AVX-512) the marked convolution used them.
+  if (cpu::avx512_kernels_available()) {
+    EXPECT_GE(built, 1);
+  }
+  const Tensor& a = (*r_on)[0].second;
+  const Tensor& b = (*r_off)[0].second;
+  ASSERT_EQ(a.shape(), b.shape());
+  double scale = 1, worst = 0;
+  for (int64_t i = 0; i < b.numel(); ++i) scale = std::max(scale, std::fabs(b.get_as_double(i)));
+  for (int64_t i = 0; i < b.numel(); ++i)
+    worst = std::max(worst, std::fabs(a.get_as_double(i) - b.get_as_double(i)));
+  EXPECT_LE(worst, 1e-5 * scale);
+}
+
+}  // namespace
+}  // namespace osprey::passes::testing
