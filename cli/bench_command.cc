@@ -430,6 +430,10 @@ Action add_bench_command(CLI::App& app) {
         return invalid_argument(
             "bench: --blocked-layout is a single-model option; a comparison runs Osprey as it "
             "loads by default (blocked layout auto)");
+      if (cmd->count("--winograd"))
+        return invalid_argument(
+            "bench: --winograd is a single-model option; a comparison runs Osprey as it loads by "
+            "default (winograd auto)");
       return bench_compare(*args, cmd);
     }
     return bench_single(*args, cmd);

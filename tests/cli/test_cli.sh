@@ -294,6 +294,33 @@ TXT
   ok bench-blocked-off "$OSPREY" bench "$CONVS" --warmup 1 --iterations 2 --blocked-layout off
   err bench-blocked-bad 'blocked-layout' "$OSPREY" bench "$CONVS" --blocked-layout sometimes
   err bench-blocked-compare 'single-model option' "$OSPREY" bench "$CONVS" --frameworks osprey --blocked-layout on
+  # --winograd: a 3x3 stride-1 convolution of 8 channels is marked 2 with on, not with auto
+  # (under 64 channels) nor off; the 1x1 one above never is.
+  WINO="$TMP/wino.onnx"
+  protoc --encode=onnx.ModelProto -I"$(dirname "$PROTO")" "$PROTO" >"$WINO" <<TXT
+ir_version: 8
+opset_import { domain: "" version: 17 }
+graph {
+  name: "wino"
+  node { op_type: "Conv" input: "x" input: "w" output: "y" attribute { name: "pads" type: INTS ints: 1 ints: 1 ints: 1 ints: 1 } }
+  initializer { name: "w" data_type: 1 dims: 8 dims: 8 dims: 3 dims: 3 $(printf 'float_data: 0.0625 %.0s' {1..576}) }
+  input { name: "x" type { tensor_type { elem_type: 1 shape { dim { dim_value: 1 } dim { dim_value: 8 } dim { dim_value: 6 } dim { dim_value: 6 } } } } }
+  output { name: "y" type { tensor_type { elem_type: 1 } } }
+}
+TXT
+  ok inspect-winograd-on "$OSPREY" inspect "$WINO" --optimized --winograd on
+  contains inspect-winograd-on-attr 'winograd=2'
+  for w in auto off; do
+    ok "inspect-winograd-$w" "$OSPREY" inspect "$WINO" --optimized --winograd "$w"
+    if grep -q winograd "$TMP/out"; then fail "inspect-winograd-$w: marked"; else pass; fi
+  done
+  ok inspect-winograd-1x1 "$OSPREY" inspect "$CONVS" --optimized --winograd on
+  if grep -q winograd "$TMP/out"; then fail "inspect-winograd-1x1: marked"; else pass; fi
+  ok run-winograd-on "$OSPREY" run "$WINO" --winograd on
+  contains run-winograd-on-output 'y +float32\[1,8,6,6\]'
+  ok bench-winograd-off "$OSPREY" bench "$WINO" --warmup 1 --iterations 2 --winograd off
+  err bench-winograd-bad 'winograd' "$OSPREY" bench "$WINO" --winograd sometimes
+  err bench-winograd-compare 'single-model option' "$OSPREY" bench "$WINO" --frameworks osprey --winograd on
 else
   echo "test_cli: protoc or $PROTO missing; skipping symbolic-dim cases" >&2
 fi

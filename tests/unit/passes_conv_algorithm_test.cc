@@ -31,24 +31,24 @@ void conv(ModelBuilder& m, const std::string& x, const std::string& y, int64_t c
   g->set_i(group);
 }
 
-// 64 channels on [1, 64, 10, 10]: a 3x3 stride-1 convolution with Relu (the eligible one), then
+// `c` channels on [1, c, 10, 10]: a 3x3 stride-1 convolution with Relu (the eligible one), then
 // a 3x3 of stride 2, a 1x1, a depthwise 3x3 and a dilated 3x3.
-std::string model() {
+std::string model(int64_t c = 64) {
   ModelBuilder m;
-  m.input("x", kF, {1, 64, 10, 10}).output("y");
-  conv(m, "x", "a", 64, 3, {1, 1}, {1, 1}, 1);
+  m.input("x", kF, {1, c, 10, 10}).output("y");
+  conv(m, "x", "a", c, 3, {1, 1}, {1, 1}, 1);
   m.node("Relu", {"a"}, {"ar"});
-  conv(m, "ar", "b", 64, 3, {2, 2}, {1, 1}, 1);
-  conv(m, "b", "c", 64, 1, {1, 1}, {1, 1}, 1);
-  conv(m, "c", "d", 64, 3, {1, 1}, {1, 1}, 64);
-  conv(m, "d", "y", 64, 3, {1, 1}, {2, 2}, 1);
+  conv(m, "ar", "b", c, 3, {2, 2}, {1, 1}, 1);
+  conv(m, "b", "c", c, 1, {1, 1}, {1, 1}, 1);
+  conv(m, "c", "d", c, 3, {1, 1}, {1, 1}, c);
+  conv(m, "d", "y", c, 3, {1, 1}, {2, 2}, 1);
   return m.bytes();
 }
 
 const std::vector<NamedTensor> kIn = {{"x", ramp({1, 64, 10, 10}, -1.0f, 0.0007f)}};
 
-std::string optimized_dump(Winograd policy, int level = 2) {
-  auto g = import_graph(model());
+std::string optimized_dump(Winograd policy, int level = 2, int64_t channels = 64) {
+  auto g = import_graph(model(channels));
   if (!g) return "";
   SessionOptions o;
   o.winograd = policy;
@@ -72,6 +72,13 @@ TEST(ConvAlgorithmTest, MarksOnlyFloat3x3Stride1OneGroupConvolutions) {
   EXPECT_EQ(count_occurrences(optimized_dump(Winograd::kOff), "winograd"), 0);
   EXPECT_EQ(count_occurrences(optimized_dump(Winograd::kOn, 0), "winograd"), 0);
   EXPECT_EQ(count_occurrences(optimized_dump(Winograd::kOn, 1), "winograd=2"), 1);
+}
+
+// Auto marks only convolutions with at least kWinogradMinChannels in and out; on marks all.
+TEST(ConvAlgorithmTest, AutoNeedsEnoughChannels) {
+  const int64_t few = cpu::kWinogradMinChannels / 2;
+  EXPECT_EQ(count_occurrences(optimized_dump(Winograd::kAuto, 2, few), "winograd"), 0);
+  EXPECT_EQ(count_occurrences(optimized_dump(Winograd::kOn, 2, few), "winograd=2"), 1);
 }
 
 TEST(ConvAlgorithmTest, LeavesBf16ConvolutionsAlone) {
