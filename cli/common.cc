@@ -31,8 +31,8 @@ BlockedLayout blocked_layout_of(const std::string& layout) {
 void add_winograd_option(CLI::App* cmd, std::string* winograd) {
   cmd->add_option("--winograd", *winograd,
                   "float32 3x3 stride-1 convolutions with oneDNN's Winograd algorithm (where it "
-                  "offers one: AVX-512): auto (64 or more input and output channels), on (every "
-                  "eligible one) or off (direct only)")
+                  "offers one: AVX-512): auto (64 or more input and output channels, output of "
+                  "14x14 or more), on (every eligible one) or off (direct only)")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
 }

@@ -2,7 +2,8 @@
 // against the reference FusedConv / Conv on channels-last and NCHW shapes (odd sizes, channel
 // counts that are not a multiple of 16, pads on every side, bias, residual Z, activations,
 // batches, 1 and 2 threads), which nodes take the Winograd path (where oneDNN offers it: the
-// counter of Winograd primitives moves) and which stay direct, a new shape after the session
+// counter of Winograd primitives moves) and which stay direct (auto: too few channels or
+// pixels; any mode: stride, dilation), a new shape after the session
 // released the plain weights, and malformed attributes.
 #include <gtest/gtest.h>
 
@@ -58,12 +59,16 @@ std::vector<Case> cases() {
              {"activation_params", floats_attr({-0.5f, 0.5f})}},
             2, true),
        true, true, -1},
-      {"nchw_conv_64_to_80_10x12_no_pads", "Conv", false, {1, 64, 10, 12}, {80, 64, 3, 3},
+      {"nchw_conv_64_to_80_16x18_no_pads", "Conv", false, {1, 64, 16, 18}, {80, 64, 3, 3},
        with({}, 1, false), true, false, 1},
       {"nhwc_16_to_24_on_forces_it", "FusedConv", true, {1, 9, 9, 16}, {24, 16, 3, 3},
        with(relu, 2, true), true, false, 1},
       {"nhwc_16_to_24_auto_stays_direct", "FusedConv", true, {1, 9, 9, 16}, {24, 16, 3, 3},
        with(relu, 1, true), true, false, 0},
+      {"nhwc_7x7_output_auto_stays_direct", "FusedConv", true, {1, 7, 7, 64}, {64, 64, 3, 3},
+       with(relu, 1, true), true, false, 0},
+      {"nhwc_7x7_output_on_forces_it", "FusedConv", true, {1, 7, 7, 64}, {64, 64, 3, 3},
+       with(relu, 2, true), true, false, 1},
       {"nhwc_stride2_stays_direct", "FusedConv", true, {1, 12, 12, 64}, {64, 64, 3, 3},
        with({{"pads", ints_attr({1, 1, 1, 1})}, {"strides", ints_attr({2, 2})}}, 2, true), true,
        false, 0},
@@ -110,7 +115,7 @@ TEST(CpuConvWinograd, MatchesReferenceAndTakesThePathWhereOffered) {
 // releases its copy, a new input shape is still reordered into the Winograd layout.
 TEST(CpuConvWinograd, NewShapeAfterTheWeightsWereReleased) {
   const bool offered = winograd_offered();
-  const Attrs attrs = with({{"pads", ints_attr({1, 1, 1, 1})}}, 1, true);
+  const Attrs attrs = with({{"pads", ints_attr({1, 1, 1, 1})}}, 2, true);
   const Tensor w = random_tensor({64, 64, 3, 3}, 5), b = random_tensor({64}, 6);
   const Tensor small = random_tensor({1, 8, 8, 64}, 7), other = random_tensor({1, 11, 6, 64}, 8);
   NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);

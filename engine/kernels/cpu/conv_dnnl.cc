@@ -21,7 +21,8 @@
 // convolutions with stride 1, dilation 1 and one group) the primitive is oneDNN's Winograd
 // one, in its own blocked layout (a channels-last source and destination are reordered around
 // it), where oneDNN offers one and, for 1, where both channel counts are at least
-// kWinogradMinChannels; otherwise the direct one.
+// kWinogradMinChannels and the output has kWinogradMinPixels (conv_dnnl.h); otherwise the
+// direct one.
 #include "kernels/cpu/conv_dnnl.h"
 
 #include <atomic>
@@ -169,7 +170,8 @@ bool winograd_wanted(const ConvState& st, const ref::Window& win, int64_t group,
     const auto k = static_cast<size_t>(i);
     if (win.kernel[k] != 3 || win.strides[k] != 1 || win.dilations[k] != 1) return false;
   }
-  return st.winograd == 2 || (C >= kWinogradMinChannels && M >= kWinogradMinChannels);
+  return st.winograd == 2 || (C >= kWinogradMinChannels && M >= kWinogradMinChannels &&
+                              win.out[0] * win.out[1] >= kWinogradMinPixels);
 }
 
 // oneDNN's Winograd primitive for the shape, in the layouts it prefers; none where it offers
@@ -357,6 +359,9 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
       }
       st.packed.emplace_back(e->w_md, e->packed_weights);
     }
+    // Runs read the packed weights: the reorder is not needed again, and one into a Winograd
+    // layout holds a scratchpad as large as the weights.
+    e->w_reorder.reset();
   }
   return std::shared_ptr<const ConvEntry>(e);
 }
