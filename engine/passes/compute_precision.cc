@@ -16,6 +16,14 @@ bool is_bf16_fused_conv(const ir::Node& n) {
          n.outputs.size() == 1 && n.outputs[0] != ir::kNoValue;
 }
 
+// com.osprey MaxPool over channels-last tensors with Y only (no Indices).
+bool is_channels_last_max_pool(const ir::Node& n) {
+  const ir::Attribute* cl = n.find_attribute("channels_last");
+  return n.domain == "com.osprey" && n.op_type == "MaxPool" && cl && cl->i == 1 &&
+         n.outputs.size() == 1 && n.outputs[0] != ir::kNoValue && !n.inputs.empty() &&
+         n.inputs[0] != ir::kNoValue;
+}
+
 }  // namespace
 
 int keep_bf16_between_convs(ir::Graph& g) {
@@ -28,42 +36,59 @@ int keep_bf16_between_convs(ir::Graph& g) {
       if (n.inputs[k] != ir::kNoValue) readers[n.inputs[k]].emplace_back(i, k);
     pinned.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());  // read by a subgraph
   }
-  // Candidates: the Y of a bf16 FusedConv that only bf16 FusedConvs read, as X or Z.
-  std::map<int, size_t> producer;  // candidate value -> its FusedConv
+  // Candidates: the Y of a bf16 FusedConv, and of a channels-last MaxPool (the pool passes
+  // bfloat16 through: the max of bf16 values is one of them).
+  std::map<int, size_t> producer;  // candidate value -> its FusedConv or MaxPool
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
-    if (!is_bf16_fused_conv(n)) continue;
-    const int y = n.outputs[0];
-    auto it = readers.find(y);
-    if (pinned.count(y) || it == readers.end()) continue;
-    bool ok = true;
-    for (auto [r, slot] : it->second)
-      ok = ok && is_bf16_fused_conv(g.nodes[r]) && (slot == 0 || slot == 3);
-    if (ok) producer[y] = i;
+    if ((is_bf16_fused_conv(n) || is_channels_last_max_pool(n)) && !pinned.count(n.outputs[0]) &&
+        readers.count(n.outputs[0]))
+      producer[n.outputs[0]] = i;
   }
-  // Z and Y of one node share their element type (Z is the sum post-op's starting value):
-  // drop candidates until every such pair agrees.
+  // Drop candidates until every reader of one takes bfloat16 (a bf16 FusedConv as X or Z, or
+  // a pool whose Y stays a candidate), every pool's X and Y agree, and every FusedConv's Z and
+  // Y agree (Z is the sum post-op's starting value).
   auto z_of = [&](const ir::Node& n) { return n.inputs.size() > 3 ? n.inputs[3] : ir::kNoValue; };
+  auto drop = [&](int v) { return producer.erase(v) > 0; };
   for (bool changed = true; changed;) {
     changed = false;
-    for (const ir::Node& n : g.nodes) {
-      if (!is_bf16_fused_conv(n)) continue;
-      const int z = z_of(n);
-      if (z == ir::kNoValue) continue;
-      const bool y_bf16 = producer.count(n.outputs[0]) > 0, z_bf16 = producer.count(z) > 0;
-      if (y_bf16 != z_bf16) {
-        producer.erase(y_bf16 ? n.outputs[0] : z);
+    for (auto it = producer.begin(); it != producer.end();) {
+      bool ok = true;
+      for (auto [r, slot] : readers[it->first]) {
+        const ir::Node& rn = g.nodes[r];
+        ok = ok && ((is_bf16_fused_conv(rn) && (slot == 0 || slot == 3)) ||
+                    (is_channels_last_max_pool(rn) && slot == 0 && producer.count(rn.outputs[0])));
+      }
+      if (ok) {
+        ++it;
+      } else {
+        it = producer.erase(it);
         changed = true;
       }
     }
+    for (const ir::Node& n : g.nodes) {
+      int a = ir::kNoValue, b = ir::kNoValue;  // two values that must share a type
+      if (is_channels_last_max_pool(n)) {
+        a = n.inputs[0];
+        b = n.outputs[0];
+      } else if (is_bf16_fused_conv(n)) {
+        a = z_of(n);
+        b = n.outputs[0];
+      }
+      if (a == ir::kNoValue) continue;
+      if (producer.count(a) != producer.count(b)) changed = drop(a) || drop(b) || changed;
+    }
   }
+  int made = 0;
   for (const auto& [v, i] : producer) {
-    g.nodes[i].attributes["bf16_output"] = int_attribute(1);
     g.values[static_cast<size_t>(v)].type.dtype = DType::kBFloat16;
+    ++made;
+    // A pool's type follows its X; a FusedConv says so in attributes its kernel checks.
+    if (is_bf16_fused_conv(g.nodes[i])) g.nodes[i].attributes["bf16_output"] = int_attribute(1);
     for (auto [r, slot] : readers[v])
-      if (slot == 0) g.nodes[r].attributes["bf16_input"] = int_attribute(1);
+      if (slot == 0 && is_bf16_fused_conv(g.nodes[r])) g.nodes[r].attributes["bf16_input"] = int_attribute(1);
   }
-  return static_cast<int>(producer.size());
+  return made;
 }
 
 Result<int> apply_precision(ir::Graph& g, Precision precision, int optimization_level) {

@@ -22,8 +22,11 @@ Result<int> apply_precision(ir::Graph& g, Precision precision, int optimization_
 // marked bf16 read, as their X or residual Z, and that is neither a graph output nor read by a
 // subgraph, becomes bfloat16: its producer gets bf16_output = 1 (Y, and its own Z, bfloat16),
 // the readers that take it as X get bf16_input = 1, and the value's declared type changes.
-// A node's Z and Y always end up of one type. Saves each reader's per-run conversion of its
-// source and halves the activations' bytes. Returns the number of values made bfloat16.
+// A node's Z and Y always end up of one type. A channels-last com.osprey MaxPool passes
+// bfloat16 through: its X and Y become bfloat16 together when its X is such a FusedConv output
+// and its Y is read only as above (ResNet's stem pool, between the stem and layer 1). Saves each
+// reader's per-run conversion of its source and halves the activations' bytes. Returns the
+// number of values made bfloat16.
 int keep_bf16_between_convs(ir::Graph& g);
 
 }  // namespace osprey::passes

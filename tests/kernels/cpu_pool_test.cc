@@ -1,13 +1,15 @@
 // com.osprey MaxPool (the row kernel for 2-D channels-last, oneDNN otherwise) against its
 // reference (transposes around the reference MaxPool): channels-last and channels-first, 1-D
 // to 3-D, strides, explicit and SAME pads, ceil_mode and dilations, 1 and 2 threads, prepared
-// and unprepared, NaNs, every vector ISA of the row kernel; and its errors.
+// and unprepared, NaNs, every vector ISA of the row kernel, bfloat16 tensors; and its errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "cpu_test_harness.h"
+#include "kernels/cpu/cpu_capabilities.h"
 #include "kernels/cpu/row_kernels.h"
 
 namespace osprey::testing {
@@ -77,6 +79,75 @@ TEST(CpuMaxPool, RowKernelMatchesReferenceOnEveryIsa) {
     cpu::max_pool_nhwc_rows(isa, x.data<float>(), y.data<float>(), g, 0, 4);  // two calls, split rows
     cpu::max_pool_nhwc_rows(isa, x.data<float>(), y.data<float>(), g, 4, 10);
     EXPECT_TRUE(bit_equal(y, *want)) << cpu::vector_isa_name(isa);
+  }
+}
+
+// bfloat16 tensors (fast mode's pool between bf16 convolutions): float values truncated to
+// bfloat16, pooled, must give exactly the float pool of the same values, narrowed (a max picks
+// one of its inputs). Row kernel on every ISA, and the kernel entry (row kernel and oneDNN).
+Tensor to_bf16(const Tensor& x) {
+  Tensor b(DType::kBFloat16, x.shape());
+  auto* bits = static_cast<uint16_t*>(b.raw_data());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    uint32_t u;
+    std::memcpy(&u, x.data<float>() + i, sizeof u);
+    bits[i] = static_cast<uint16_t>(u >> 16);
+  }
+  return b;
+}
+Tensor widened(const Tensor& b) {
+  Tensor x(DType::kFloat32, b.shape());
+  const auto* bits = static_cast<const uint16_t*>(b.raw_data());
+  for (int64_t i = 0; i < b.numel(); ++i) {
+    const uint32_t u = static_cast<uint32_t>(bits[i]) << 16;
+    std::memcpy(x.data<float>() + i, &u, sizeof u);
+  }
+  return x;
+}
+
+TEST(CpuMaxPool, Bf16RowKernelMatchesTheFloatPoolOnEveryIsa) {
+  Tensor xf = random_tensor({2, 9, 8, 37}, 14);  // 37 channels: lane blocks and a tail
+  for (int64_t i = 0; i < xf.numel(); i += 11) xf.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+  const Tensor xb = to_bf16(xf), xw = widened(xb);
+  const cpu::PoolGeometry g{9, 8, 37, 5, 7, 3, 2, 2, 1, 1, 2, 1, 0};  // pads, stride, dilation
+  const Shape out = {2, 5, 7, 37};
+  Tensor want(DType::kFloat32, out);
+  cpu::max_pool_nhwc_rows(cpu::VectorIsa::generic, xw.data<float>(), want.data<float>(), g, 0, 10);
+  for (cpu::VectorIsa isa : {cpu::VectorIsa::generic, cpu::VectorIsa::avx2, cpu::VectorIsa::avx512}) {
+    if (!cpu::vector_isa_supported(isa)) continue;
+    Tensor y(DType::kBFloat16, out);
+    auto* yb = static_cast<uint16_t*>(y.raw_data());
+    const auto* xbits = static_cast<const uint16_t*>(xb.raw_data());
+    cpu::max_pool_nhwc_rows_bf16(isa, xbits, yb, g, 0, 3);  // two calls, split rows
+    cpu::max_pool_nhwc_rows_bf16(isa, xbits, yb, g, 3, 10);
+    EXPECT_TRUE(bit_equal(widened(y), want)) << cpu::vector_isa_name(isa);
+  }
+}
+
+TEST(CpuMaxPool, Bf16TensorsInAndOut) {
+  struct Case {
+    Attrs attrs;
+    Shape x;
+  };
+  const std::vector<Case> cases = {
+      {{{"channels_last", int_attr(1)}, {"kernel_shape", ints_attr({3, 3})},
+        {"strides", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}},
+       {1, 14, 14, 64}},  // the row kernel (ResNet's stem pool)
+      {{{"channels_last", int_attr(1)}, {"kernel_shape", ints_attr({3})}, {"strides", ints_attr({2})}},
+       {2, 11, 16}},  // 1-D: oneDNN's pooling
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(shape_to_string(c.x));
+    if (c.x.size() != 4 && !cpu::avx512_kernels_available()) continue;  // oneDNN's bf16 pooling
+    const Tensor xb = to_bf16(random_tensor(c.x, 15));
+    NodeRunner ref("MaxPool", "com.osprey", 1, c.attrs, Device::ref);
+    auto want = ref.run({widened(xb)});
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    NodeRunner fast("MaxPool", "com.osprey", 1, c.attrs, Device::cpu, {Tensor()});
+    auto got = fast.run({xb});
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    ASSERT_EQ(got->dtype(), DType::kBFloat16);
+    EXPECT_TRUE(bit_equal(widened(*got), *want));
   }
 }
 

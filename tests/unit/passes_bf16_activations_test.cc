@@ -1,6 +1,7 @@
 // keep_bf16_between_convs (compute_precision.h): in fast mode, a FusedConv output that only
-// fast-mode FusedConvs read (as X or residual Z) becomes bfloat16; graph outputs and values
-// other ops read stay float32, and a node's Z and Y always share one type. In a fast-mode
+// fast-mode FusedConvs read (as X or residual Z) becomes bfloat16, through a channels-last
+// MaxPool too; graph outputs and values other ops read stay float32, and a node's Z and Y (and
+// a pool's X and Y) always share one type. In a fast-mode
 // session the outputs stay close to exact mode's.
 #include <cmath>
 
@@ -39,6 +40,30 @@ std::string residual_chain(bool c_is_output, bool c_to_sigmoid) {
     m.node("Sigmoid", {"c"}, {"y"});
   else
     conv(m, "c", "y", 1);
+  return m.bytes();
+}
+
+// A ResNet-like stem: x -> a = Relu(conv) -> p = MaxPool 3x3 stride 2 -> b = Relu(conv 3x3)
+// -> c = Relu(conv(b) + p) -> y = conv(c); with `p_is_output`, p is a graph output too.
+std::string stem_with_pool(bool p_is_output) {
+  ModelBuilder m;
+  m.input("x", kF, {1, 8, 9, 9}).output("y");
+  if (p_is_output) m.output("p");
+  conv(m, "x", "a0", 3);
+  m.node("Relu", {"a0"}, {"a"});
+  auto& pool = m.node("MaxPool", {"a"}, {"p"}, "pool");
+  for (auto [name, v] : {std::pair<const char*, int64_t>{"kernel_shape", 3}, {"strides", 2}, {"pads", 1}}) {
+    auto* at = pool.add_attribute();
+    at->set_name(name);
+    at->set_type(onnx::AttributeProto::INTS);
+    for (int i = 0; i < (std::string(name) == "pads" ? 4 : 2); ++i) at->add_ints(v);
+  }
+  conv(m, "p", "b0", 3);
+  m.node("Relu", {"b0"}, {"b"});
+  conv(m, "b", "c0", 1);
+  m.node("Add", {"c0", "p"}, {"c1"});
+  m.node("Relu", {"c1"}, {"c"});
+  conv(m, "c", "y", 1);
   return m.bytes();
 }
 
@@ -113,6 +138,28 @@ TEST(Bf16ActivationsTest, FloatReaderKeepsYAndItsResidualFloat) {
   }
 }
 
+// A channels-last MaxPool between bf16 convolutions passes bfloat16 through: its X and Y become
+// bf16 together, its readers take bf16 X (and the residual one bf16 Z); when Y is also a graph
+// output both stay float32, and so does the stem convolution's output.
+TEST(Bf16ActivationsTest, MaxPoolBetweenConvolutionsPassesBf16Through) {
+  auto g = marked(stem_with_pool(false));
+  ASSERT_TRUE(g);
+  ASSERT_EQ(count_op(*g, "com.osprey.MaxPool"), 1) << dump_graph(*g);
+  EXPECT_EQ(keep_bf16_between_convs(*g), 4) << dump_graph(*g);
+  for (const char* v : {"a", "p", "b", "c"}) EXPECT_EQ(type_of(*g, v), DType::kBFloat16) << v;
+  EXPECT_EQ(flag(producer_of(*g, "a"), "bf16_output"), 1);
+  EXPECT_EQ(flag(producer_of(*g, "b"), "bf16_input"), 1);  // reads the pool's Y
+  EXPECT_EQ(flag(producer_of(*g, "c"), "bf16_output"), 1);  // its Z is the pool's Y
+  EXPECT_EQ(flag(producer_of(*g, "y"), "bf16_output"), 0);  // a graph output
+  // p also a graph output: p, a (the pool's X) and c (whose Z is p) stay float32.
+  auto kept = marked(stem_with_pool(true));
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(keep_bf16_between_convs(*kept), 1) << dump_graph(*kept);
+  for (const char* v : {"a", "p", "c"}) EXPECT_NE(type_of(*kept, v), DType::kBFloat16) << v;
+  EXPECT_EQ(type_of(*kept, "b"), DType::kBFloat16);
+  EXPECT_EQ(flag(producer_of(*kept, "a"), "bf16_output"), 0);
+}
+
 TEST(Bf16ActivationsTest, UnmarkedConvolutionsStayFloat) {
   std::vector<std::unique_ptr<Pass>> v;
   v.push_back(make_conv_add_fusion());
@@ -155,6 +202,28 @@ TEST(Bf16ActivationsTest, FastSessionKeepsBf16BetweenConvolutionsAndStaysClose) 
     ASSERT_EQ(a.dtype(), DType::kFloat32);
     ASSERT_EQ(a.shape(), b.shape());
     EXPECT_GE(cosine(a, b), 0.999);
+  }
+}
+
+TEST(Bf16ActivationsTest, FastSessionThroughABf16PoolStaysClose) {
+  if (!cpu::bf16_compute_available()) GTEST_SKIP() << "no native bf16 on this CPU";
+  SessionOptions exact_o, fast_o;
+  fast_o.precision = Precision::kFast;
+  auto fast = Session::load_from_bytes(stem_with_pool(false), fast_o);
+  auto exact = Session::load_from_bytes(stem_with_pool(false), exact_o);
+  ASSERT_TRUE(fast.ok()) << fast.status().to_string();
+  ASSERT_TRUE(exact.ok()) << exact.status().to_string();
+  const std::string dump = (*fast)->graph_dump();
+  EXPECT_NE(dump.find("-> p_nhwc"), std::string::npos) << dump;
+  EXPECT_EQ(count_occurrences(dump, "bf16_input=1"), 3) << dump;  // b, c and y read bf16 X
+  const std::vector<NamedTensor> in = {{"x", ramp({1, 8, 9, 9}, -1.0f, 0.003f)}};
+  for (int round = 0; round < 2; ++round) {
+    auto yf = (*fast)->run(in);
+    auto ye = (*exact)->run(in);
+    ASSERT_TRUE(yf.ok()) << yf.status().to_string();
+    ASSERT_TRUE(ye.ok()) << ye.status().to_string();
+    ASSERT_EQ((*yf)[0].second.shape(), (*ye)[0].second.shape());
+    EXPECT_GE(cosine((*yf)[0].second, (*ye)[0].second), 0.999);
   }
 }
 

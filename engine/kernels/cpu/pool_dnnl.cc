@@ -1,4 +1,5 @@
-// com.osprey MaxPool (float32): the channels-last max pool the channels_last pass puts between
+// com.osprey MaxPool (float32, or bfloat16 in and out: fast mode's keep_bf16_between_convs
+// makes a pool between bf16 convolutions bf16, ResNet's stem pool): the channels-last max pool the channels_last pass puts between
 // channels-last convolutions (ResNet's stem), so that the pool no longer needs a Transpose on
 // each side. 2-D channels-last pools run on a row kernel (row_kernels.h: oneDNN 2.6's AVX2
 // pooling over nhwc took 1.4-1.7 ms on ResNet50's stem pool, the row kernel a fraction of
@@ -28,7 +29,8 @@ struct PoolState final : KernelState {
   ShapeCache<PoolEntry> cache;
 };
 
-Result<std::shared_ptr<const PoolEntry>> build(const KernelContext& ctx, bool cl, int threads) {
+Result<std::shared_ptr<const PoolEntry>> build(const KernelContext& ctx, bool cl, int threads,
+                                               memory::data_type type) {
   const Tensor& x = ctx.input(0);
   const Shape xs = channels_first(x.shape(), cl);  // as [N, C, spatial...]
   ref::Window w;
@@ -58,8 +60,8 @@ Result<std::shared_ptr<const PoolEntry>> build(const KernelContext& ctx, bool cl
     // ceil_mode's last window may reach past the end padding: oneDNN wants it as padding.
     pad_r.push_back(std::max(w.pad_end[i], (w.out[i] - 1) * w.strides[i] + ek - w.in[i] - w.pad_begin[i]));
   }
-  e->src = boundary_desc(memory::dims(xs.begin(), xs.end()), cl);
-  e->dst = boundary_desc(memory::dims(out.begin(), out.end()), cl);
+  e->src = boundary_desc(memory::dims(xs.begin(), xs.end()), cl, type);
+  e->dst = boundary_desc(memory::dims(out.begin(), out.end()), cl, type);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   use_threads(threads);
@@ -75,7 +77,10 @@ Result<std::shared_ptr<const PoolEntry>> build(const KernelContext& ctx, bool cl
 
 Status channels_last_max_pool(KernelContext& ctx) {
   if (!ctx.has_input(0)) return invalid_argument("input X is required");
-  OSPREY_RETURN_IF_ERROR(require_f32(ctx, 0, "X"));
+  if (!ctx.input_value(0).is_tensor() || (ctx.input(0).dtype() != DType::kFloat32 &&
+                                           ctx.input(0).dtype() != DType::kBFloat16))
+    return invalid_argument("X must be a float32 or bfloat16 tensor");
+  const bool bf16 = ctx.input(0).dtype() == DType::kBFloat16;
   if (ctx.output_requested(1)) return invalid_argument("com.osprey MaxPool has no Indices output");
   const int64_t cl = ctx.attr_int("channels_last", 0);
   if (cl != 0 && cl != 1) return invalid_argument("attribute channels_last must be 0 or 1, got ", cl);
@@ -92,18 +97,24 @@ Status channels_last_max_pool(KernelContext& ctx) {
   }
   const int threads = kernel_threads(ctx);
   thread_local std::vector<int64_t> key;  // reused: no heap once warm
-  key.assign({threads, -1});
+  key.assign({threads, bf16, -1});
   key.insert(key.end(), x.shape().begin(), x.shape().end());
   return guarded("max pool", [&]() -> Status {
-    OSPREY_ASSIGN_OR_RETURN(auto e, st->cache.get(key, [&] { return build(ctx, cl == 1, threads); }));
-    OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, e->out_shape));
+    const auto type = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    OSPREY_ASSIGN_OR_RETURN(auto e, st->cache.get(key, [&] { return build(ctx, cl == 1, threads, type); }));
+    OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, x.dtype(), e->out_shape));
     if (y.numel() == 0) return Status::Ok();
     if (x.numel() == 0) return invalid_argument("X has an empty dim but the output does not");
     if (e->rows) {
       const PoolGeometry& g = e->geometry;
       const VectorIsa isa = best_vector_isa();
       ctx.parallel_for(y.numel() / (g.OW * g.C), g.OW * g.C * g.KH * g.KW, [&](int64_t b, int64_t end) {
-        max_pool_nhwc_rows(isa, x.data<float>(), y.data<float>(), g, b, end);
+        if (bf16) {
+          max_pool_nhwc_rows_bf16(isa, static_cast<const uint16_t*>(x.raw_data()),
+                                  static_cast<uint16_t*>(y.raw_data()), g, b, end);
+        } else {
+          max_pool_nhwc_rows(isa, x.data<float>(), y.data<float>(), g, b, end);
+        }
       });
       return Status::Ok();
     }

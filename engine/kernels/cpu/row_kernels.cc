@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace osprey::cpu {
 namespace {
@@ -249,39 +250,119 @@ OSPREY_INLINE void softmax_impl(float* s, int64_t rows, int64_t n, const float* 
   }
 }
 
-// Max pool over channels-last rows (see max_pool_nhwc_rows): each output pixel starts as a
-// copy of its first valid tap and takes v where v > it, lane by lane (the reference's order, so
-// NaNs land the same way); a window with no valid tap gets the lowest float.
+// Elements of a max pool: float32, or bfloat16 bits (uint16_t) compared as the floats they
+// widen to; the max of bfloat16 values is one of them, so narrowing it back is exact.
+OSPREY_INLINE float widen(float v) {
+  return v;
+}
+OSPREY_INLINE float widen(uint16_t v) {
+  return std::bit_cast<float>(static_cast<uint32_t>(v) << 16);
+}
+template <class T>
+OSPREY_INLINE T narrow(float v) {
+  if constexpr (std::is_same_v<T, float>) return v;
+  else return static_cast<uint16_t>(std::bit_cast<uint32_t>(v) >> 16);
+}
 template <class F>
-OSPREY_INLINE void max_pool_impl(const float* x, float* y, const PoolGeometry* g, int64_t row_begin,
+OSPREY_INLINE F load_elems(const float* p) {
+  return load<F>(p);
+}
+// The bfloat16 bits (H) and their 32-bit widening (U) of each float vector type.
+typedef uint16_t H4 __attribute__((vector_size(8)));
+typedef uint16_t H8 __attribute__((vector_size(16)));
+typedef uint16_t H16 __attribute__((vector_size(32)));
+typedef uint32_t U4 __attribute__((vector_size(16)));
+typedef uint32_t U8 __attribute__((vector_size(32)));
+typedef uint32_t U16 __attribute__((vector_size(64)));
+template <class F>
+struct Bf16Lanes;
+template <>
+struct Bf16Lanes<F4> {
+  using H = H4;
+  using U = U4;
+};
+template <>
+struct Bf16Lanes<F8> {
+  using H = H8;
+  using U = U8;
+};
+template <>
+struct Bf16Lanes<F16> {
+  using H = H16;
+  using U = U16;
+};
+template <class F>
+OSPREY_INLINE F load_elems(const uint16_t* p) {
+  using H = typename Bf16Lanes<F>::H;
+  using U = typename Bf16Lanes<F>::U;
+  H h;
+  std::memcpy(&h, p, sizeof h);
+  return std::bit_cast<F>(__builtin_convertvector(h, U) << 16);
+}
+template <class F>
+OSPREY_INLINE void store_elems(float* p, F v) {
+  store(p, v);
+}
+template <class F>
+OSPREY_INLINE void store_elems(uint16_t* p, F v) {
+  using H = typename Bf16Lanes<F>::H;
+  using U = typename Bf16Lanes<F>::U;
+  const H h = __builtin_convertvector(std::bit_cast<U>(v) >> 16, H);
+  std::memcpy(p, &h, sizeof h);
+}
+
+// Max pool over channels-last rows (see max_pool_nhwc_rows): each output pixel starts as its
+// first valid tap and takes v where v > it, lane by lane (the reference's order, so NaNs land
+// the same way), kept in registers over a window's taps; a window with no valid tap gets the
+// lowest float (bfloat16: the lowest bfloat16). The valid taps of a window form a rectangle.
+template <class F, class T>
+OSPREY_INLINE void max_pool_impl(const T* x, T* y, const PoolGeometry* g, int64_t row_begin,
                                  int64_t row_end) {
   constexpr int W = kWidth<F>;
   const int64_t C = g->C;
+  // The taps k of a window starting at `start` (step d, extent n) that land in [0, size).
+  auto valid = [](int64_t start, int64_t d, int64_t n, int64_t size, int64_t* lo, int64_t* hi) {
+    *lo = start >= 0 ? 0 : (-start + d - 1) / d;
+    *hi = start + (n - 1) * d < size ? n : (size - 1 - start) / d + 1;
+    if (*hi < *lo || start + *lo * d >= size) *hi = *lo;
+  };
   for (int64_t r = row_begin; r < row_end; ++r) {
     const int64_t n = r / g->OH, oh = r % g->OH;
-    const float* xn = x + n * g->H * g->W * C;
-    float* yr = y + r * g->OW * C;
+    const T* xn = x + n * g->H * g->W * C;
+    T* yr = y + r * g->OW * C;
+    const int64_t h0 = oh * g->SH - g->PH;
+    int64_t kh_lo, kh_hi;
+    valid(h0, g->DH, g->KH, g->H, &kh_lo, &kh_hi);
     for (int64_t ow = 0; ow < g->OW; ++ow) {
-      float* yo = yr + ow * C;
-      bool first = true;
-      for (int64_t kh = 0; kh < g->KH; ++kh) {
-        const int64_t ih = oh * g->SH - g->PH + kh * g->DH;
-        if (ih < 0 || ih >= g->H) continue;
-        for (int64_t kw = 0; kw < g->KW; ++kw) {
-          const int64_t iw = ow * g->SW - g->PW + kw * g->DW;
-          if (iw < 0 || iw >= g->W) continue;
-          const float* xi = xn + (ih * g->W + iw) * C;
-          if (first) {
-            std::memcpy(yo, xi, sizeof(float) * static_cast<size_t>(C));
-            first = false;
-            continue;
-          }
-          int64_t c = 0;
-          for (; c + W <= C; c += W) store<F>(yo + c, vmax(load<F>(xi + c), load<F>(yo + c)));
-          for (; c < C; ++c) yo[c] = xi[c] > yo[c] ? xi[c] : yo[c];
-        }
+      T* yo = yr + ow * C;
+      const int64_t w0 = ow * g->SW - g->PW;
+      int64_t kw_lo, kw_hi;
+      valid(w0, g->DW, g->KW, g->W, &kw_lo, &kw_hi);
+      if (kh_lo == kh_hi || kw_lo == kw_hi) {
+        std::fill(yo, yo + C, narrow<T>(std::numeric_limits<float>::lowest()));
+        continue;
       }
-      if (first) std::fill(yo, yo + C, std::numeric_limits<float>::lowest());
+      const T* first = xn + ((h0 + kh_lo * g->DH) * g->W + w0 + kw_lo * g->DW) * C;
+      auto tap = [&](int64_t kh, int64_t kw) {
+        return xn + ((h0 + kh * g->DH) * g->W + w0 + kw * g->DW) * C;
+      };
+      int64_t c = 0;
+      for (; c + W <= C; c += W) {
+        F acc = load_elems<F>(first + c);
+        for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
+          for (int64_t kw = kh == kh_lo ? kw_lo + 1 : kw_lo; kw < kw_hi; ++kw)
+            acc = vmax(load_elems<F>(tap(kh, kw) + c), acc);
+        store_elems<F>(yo + c, acc);
+      }
+      for (; c < C; ++c) {
+        T acc = first[c];
+        for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
+          for (int64_t kw = kh == kh_lo ? kw_lo + 1 : kw_lo; kw < kw_hi; ++kw) {
+            const T v = tap(kh, kw)[c];
+            acc = widen(v) > widen(acc) ? v : acc;
+          }
+        yo[c] = acc;
+      }
     }
   }
 }
@@ -303,7 +384,7 @@ struct SumMiddleKernel {
 struct MaxPoolKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(A... a) {
-    max_pool_impl<F>(a...);
+    max_pool_impl<F>(a...);  // T from the pointers: float or bfloat16 bits
   }
 };
 struct SoftmaxKernel {
@@ -383,6 +464,11 @@ void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float*
 
 void max_pool_nhwc_rows(VectorIsa isa, const float* x, float* y, const PoolGeometry& g,
                         int64_t row_begin, int64_t row_end) {
+  dispatch<MaxPoolKernel>(isa, x, y, &g, row_begin, row_end);
+}
+
+void max_pool_nhwc_rows_bf16(VectorIsa isa, const uint16_t* x, uint16_t* y, const PoolGeometry& g,
+                             int64_t row_begin, int64_t row_end) {
   dispatch<MaxPoolKernel>(isa, x, y, &g, row_begin, row_end);
 }
 
