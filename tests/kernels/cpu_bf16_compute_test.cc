@@ -144,6 +144,10 @@ TEST(CpuBf16, FusedConvTakesAndGivesBf16Activations) {
                 Tensor(), true, true);
   check_bf16_io({{"pads", ints_attr({1, 1, 1, 1})}}, random_tensor({1, 16, 7, 7}, 37),
                 random_tensor({24, 16, 3, 3}, 38), Tensor(), random_tensor({1, 24, 7, 7}, 39), true, true);
+  // A strided 1x1 (ResNet's downsample).
+  check_bf16_io({{"channels_last", int_attr(1)}, {"strides", ints_attr({2, 2})}},
+                random_tensor({2, 9, 7, 32}, 43), random_tensor({40, 32, 1, 1}, 44), random_tensor({40}, 45),
+                random_tensor({2, 5, 4, 40}, 46), true, true);
 }
 
 TEST(CpuBf16, Bf16ActivationsAreCheckedAgainstTheAttributes) {

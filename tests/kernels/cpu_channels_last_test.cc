@@ -47,6 +47,16 @@ TEST(CpuChannelsLastConv, MatchesReferenceAndTheNchwConv) {
        false,
        false},
       {"grouped_dilated", {1, 8, 9, 9}, {8, 2, 3, 3}, {{"group", int_attr(4)}, {"dilations", ints_attr({2, 2})}}, true, true},
+      // Strided 1x1 convolutions (ResNet's downsample; odd sizes: the last row and column are
+      // skipped or read depending on the stride).
+      {"pointwise_stride2_residual_relu",
+       {2, 20, 11, 9},
+       {36, 20, 1, 1},
+       {{"strides", ints_attr({2, 2})}, {"activation", string_attr("Relu")}},
+       true,
+       true},
+      {"pointwise_stride3x2_no_bias", {1, 17, 10, 7}, {5, 17, 1, 1}, {{"strides", ints_attr({3, 2})}}, false, false},
+      {"pointwise_stride2_padded", {1, 8, 6, 6}, {8, 8, 1, 1}, {{"strides", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 0, 0})}}, true, false},
   };
   ThreadPool pool2(2);
   for (const auto& c : cases) {
