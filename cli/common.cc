@@ -15,30 +15,38 @@ void add_precision_option(CLI::App* cmd, std::string* precision) {
       ->capture_default_str();
 }
 
+namespace {
+// An auto | on | off option (SessionOptions' three-way policies), auto by default.
+void add_auto_on_off_option(CLI::App* cmd, const char* name, std::string* value, const char* help) {
+  cmd->add_option(name, *value, help)->check(CLI::IsMember({"auto", "on", "off"}))->capture_default_str();
+}
+// The policy `value` names: kOn, kOff, or kAuto for "auto".
+template <class Policy>
+Policy policy_of(const std::string& value) {
+  return value == "on" ? Policy::kOn : value == "off" ? Policy::kOff : Policy::kAuto;
+}
+}  // namespace
+
 void add_blocked_layout_option(CLI::App* cmd, std::string* layout) {
-  cmd->add_option("--blocked-layout", *layout,
-                  "Chains of convolutions in oneDNN's blocked nChw8c layout: auto (on CPUs "
-                  "without AVX-512, for regions large enough to pay), on (every eligible "
-                  "region) or off (channels-last only)")
-      ->check(CLI::IsMember({"auto", "on", "off"}))
-      ->capture_default_str();
+  add_auto_on_off_option(cmd, "--blocked-layout", layout,
+                         "Chains of convolutions in oneDNN's blocked nChw8c layout: auto (on CPUs "
+                         "without AVX-512, for regions large enough to pay), on (every eligible "
+                         "region) or off (channels-last only)");
 }
 
 BlockedLayout blocked_layout_of(const std::string& layout) {
-  return layout == "on" ? BlockedLayout::kOn : layout == "off" ? BlockedLayout::kOff : BlockedLayout::kAuto;
+  return policy_of<BlockedLayout>(layout);
 }
 
 void add_winograd_option(CLI::App* cmd, std::string* winograd) {
-  cmd->add_option("--winograd", *winograd,
-                  "float32 3x3 stride-1 convolutions with oneDNN's Winograd algorithm (where it "
-                  "offers one: AVX-512): auto (64 or more input and output channels, output of "
-                  "14x14 or more), on (every eligible one) or off (direct only)")
-      ->check(CLI::IsMember({"auto", "on", "off"}))
-      ->capture_default_str();
+  add_auto_on_off_option(cmd, "--winograd", winograd,
+                         "float32 3x3 stride-1 convolutions with oneDNN's Winograd algorithm (where "
+                         "it offers one: AVX-512): auto (64 or more input and output channels, "
+                         "output of 14x14 or more), on (every eligible one) or off (direct only)");
 }
 
 Winograd winograd_of(const std::string& winograd) {
-  return winograd == "on" ? Winograd::kOn : winograd == "off" ? Winograd::kOff : Winograd::kAuto;
+  return policy_of<Winograd>(winograd);
 }
 
 CLI::Validator non_negative_integer() {
