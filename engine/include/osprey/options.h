@@ -37,8 +37,9 @@ enum class BlockedLayout { kAuto, kOn, kOff };
 // kAuto where it was measured to pay: 64 or more input and output channels and an output of at
 // least 14x14 (ResNet50's stride-1 3x3 layers of stages 1-3, 0.75-0.85x their direct time in
 // the model with AVX-512 at 1 thread; their Winograd weights and plain copy take about 47 MiB
-// more memory); kOn for every eligible convolution; kOff never. Its results differ from the direct algorithm's by rounding only (a few 1e-6 of
-// the output's magnitude on ResNet50's layers). Fast mode's bf16 convolutions are direct.
+// more memory); kOn for every eligible convolution; kOff never. Its results differ from the
+// direct algorithm's by rounding only (a few 1e-6 of the output's magnitude on ResNet50's
+// layers). Fast mode's bf16 convolutions are direct.
 enum class Winograd { kAuto, kOn, kOff };
 
 struct SessionOptions {
