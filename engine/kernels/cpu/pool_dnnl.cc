@@ -1,7 +1,7 @@
 // com.osprey MaxPool (float32, or bfloat16 in and out: fast mode's keep_bf16_between_convs
-// makes a pool between bf16 convolutions bf16, ResNet's stem pool): the channels-last max pool the channels_last pass puts between
-// channels-last convolutions (ResNet's stem), so that the pool no longer needs a Transpose on
-// each side. 2-D channels-last pools run on a row kernel (row_kernels.h: oneDNN 2.6's AVX2
+// makes a pool between bf16 convolutions bf16): the channels-last max pool the channels_last
+// pass puts between channels-last convolutions (ResNet's stem), so that the pool no longer
+// needs a Transpose on each side. 2-D channels-last pools run on a row kernel (row_kernels.h: oneDNN 2.6's AVX2
 // pooling over nhwc took 1.4-1.7 ms on ResNet50's stem pool, the row kernel a fraction of
 // that); the others on oneDNN's pooling. X and Y are [N, spatial..., C] when
 // channels_last = 1 (nwc / nhwc / ndhwc), [N, C, spatial...] otherwise. Attributes and
