@@ -17,7 +17,8 @@ bool all_ones(const ir::Node& n, const char* name) {
 
 bool winograd_shaped(const ir::Graph& g, const ir::Node& n, Winograd policy) {
   const bool conv = is_op(n, "Conv") || (n.domain == "com.osprey" && n.op_type == "FusedConv");
-  if (!conv || n.find_attribute(kComputePrecisionAttr)) return false;
+  const ir::Attribute* precision = n.find_attribute(kComputePrecisionAttr);
+  if (!conv || (precision && precision->s == "bf16")) return false;  // "fp32" stays eligible
   const ir::Attribute* group = n.find_attribute("group");
   if (group && group->i != 1) return false;
   if (!all_ones(n, "strides") || !all_ones(n, "dilations")) return false;

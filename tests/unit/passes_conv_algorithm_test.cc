@@ -81,16 +81,21 @@ TEST(ConvAlgorithmTest, AutoNeedsEnoughChannels) {
   EXPECT_EQ(count_occurrences(optimized_dump(Winograd::kOn, 2, few), "winograd=2"), 1);
 }
 
+// compute_precision = "bf16" (fast mode) keeps a convolution direct; an explicit "fp32" does not.
 TEST(ConvAlgorithmTest, LeavesBf16ConvolutionsAlone) {
-  auto g = import_graph(model());
-  ASSERT_TRUE(g);
-  ir::Attribute bf16;
-  bf16.type = ir::Attribute::Type::kString;
-  bf16.s = "bf16";
-  for (auto& n : g->nodes)
-    if (n.op_type == "Conv") n.attributes[kComputePrecisionAttr] = bf16;
-  EXPECT_EQ(apply_winograd(*g, Winograd::kOn, 2), 0);
-  EXPECT_EQ(count_occurrences(dump_graph(*g), "winograd"), 0);
+  for (const char* precision : {"bf16", "fp32"}) {
+    SCOPED_TRACE(precision);
+    auto g = import_graph(model());
+    ASSERT_TRUE(g);
+    ir::Attribute attr;
+    attr.type = ir::Attribute::Type::kString;
+    attr.s = precision;
+    for (auto& n : g->nodes)
+      if (n.op_type == "Conv") n.attributes[kComputePrecisionAttr] = attr;
+    const int want = std::string(precision) == "fp32" ? 1 : 0;
+    EXPECT_EQ(apply_winograd(*g, Winograd::kOn, 2), want);
+    EXPECT_EQ(count_occurrences(dump_graph(*g), "winograd=2"), want);
+  }
 }
 
 TEST(ConvAlgorithmTest, SessionsWithAndWithoutWinogradAgree) {

@@ -165,7 +165,8 @@ struct ConvProblem {
 };
 
 bool winograd_wanted(const ConvState& st, const ref::Window& win, int64_t group, int64_t C, int64_t M) {
-  if (st.winograd == 0 || st.bf16 || group != 1 || win.nd != 2) return false;
+  // make_state refuses winograd with bf16 compute, so st.winograd != 0 means float32 here.
+  if (st.winograd == 0 || group != 1 || win.nd != 2) return false;
   for (int64_t i = 0; i < 2; ++i) {
     const auto k = static_cast<size_t>(i);
     if (win.kernel[k] != 3 || win.strides[k] != 1 || win.dilations[k] != 1) return false;
