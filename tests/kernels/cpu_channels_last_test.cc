@@ -132,6 +132,33 @@ TEST(CpuTranspose, MatchesReferenceOnEveryRankAndPermutation) {
   }
 }
 
+TEST(CpuTranspose, FewChannelsToLastMatchesReference) {
+  // [N, C, spatial...] -> [N, spatial..., C] with C <= 4 runs on interleave_planes; C = 5 and
+  // other permutations stay on the reorder. Batches, odd extents, ranks 3 to 5, 1 and 2 threads.
+  ThreadPool pool2(2);
+  struct Case {
+    Shape s;
+    std::vector<int64_t> perm;
+  };
+  const std::vector<Case> cases = {
+      {{1, 3, 224, 224}, kToLast}, {{2, 3, 17, 9}, kToLast},     {{3, 1, 5, 5}, kToLast},
+      {{2, 2, 33, 7}, kToLast},    {{1, 4, 1, 1}, kToLast},      {{2, 5, 6, 7}, kToLast},
+      {{2, 3, 1000}, {0, 2, 1}},   {{2, 3, 4, 5, 6}, {0, 2, 3, 4, 1}},
+      {{2, 3, 4, 5}, {0, 3, 2, 1}}, {{0, 3, 4, 5}, kToLast}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(shape_to_string(c.s) + " perm " + shape_to_string(c.perm));
+    const Tensor x = random_tensor(c.s, 5);
+    const Tensor want = run_ref_transpose(x, c.perm);
+    NodeRunner fast("Transpose", "", 13, {{"perm", ints_attr(c.perm)}}, Device::cpu, {Tensor()});
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+      auto got = fast.run({x}, pool);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      EXPECT_EQ(got->shape(), want.shape());
+      EXPECT_TRUE(bit_equal(*got, want));
+    }
+  }
+}
+
 TEST(CpuTranspose, DefaultPermScalarEmptyAndBadPerm) {
   const Tensor x = random_tensor({2, 3, 4}, 3);
   NodeRunner reverse("Transpose", "", 13, {}, Device::cpu);

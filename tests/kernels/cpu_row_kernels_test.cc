@@ -142,6 +142,32 @@ TEST(CpuRowKernels, SumMiddleAxisMatchesADoubleLoopOnEveryIsa) {
   }
 }
 
+TEST(CpuRowKernels, InterleavePlanesMatchesAnIndexLoopOnEveryIsa) {
+  // Plane counts 1-4 take the fixed-count loops, 5 and 7 the general one; sub-ranges check
+  // that only [begin, end) is written.
+  for (VectorIsa isa : runnable_isas()) {
+    for (int64_t planes : {1, 2, 3, 4, 5, 7}) {
+      for (int64_t plane : {1, 15, 16, 17, 50176}) {
+        const Tensor x = random_tensor({planes, plane}, static_cast<uint32_t>(planes * 31 + plane));
+        for (auto [b, e] : {std::pair<int64_t, int64_t>{0, plane}, {plane / 3, plane - plane / 4}}) {
+          SCOPED_TRACE(std::string(cpu::vector_isa_name(isa)) + " planes " + std::to_string(planes) +
+                       " x " + std::to_string(plane) + " [" + std::to_string(b) + ", " +
+                       std::to_string(e) + ")");
+          std::vector<float> got(static_cast<size_t>(planes * plane), -7.0f);
+          cpu::interleave_planes(isa, x.data<float>(), got.data(), planes, plane, b, e);
+          int64_t wrong = 0;
+          for (int64_t q = 0; q < plane; ++q)
+            for (int64_t c = 0; c < planes; ++c) {
+              const float want = q >= b && q < e ? x.data<float>()[c * plane + q] : -7.0f;
+              wrong += got[static_cast<size_t>(q * planes + c)] != want;
+            }
+          EXPECT_EQ(wrong, 0);
+        }
+      }
+    }
+  }
+}
+
 TEST(CpuRowKernels, ReduceSumAndMeanMatchReferenceOnAxesOpsetsAndThreads) {
   struct Case {
     Shape shape;

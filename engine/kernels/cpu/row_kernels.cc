@@ -369,6 +369,29 @@ OSPREY_INLINE void max_pool_impl(const T* x, T* y, const PoolGeometry* g, int64_
 
 // The kernels as types, so that one set of target variants below serves them all. F and I are
 // the vector types of the variant (softmax uses them; the others vectorize plain loops).
+// Pixels [begin, end) of `planes` planes of `plane` floats, interleaved: y[q * planes + c] =
+// x[c * plane + q]. A compile-time plane count lets the vectorizer turn the inner loop into
+// permutes; others take the general loop.
+template <int P>
+OSPREY_INLINE void interleave_fixed(const float* __restrict x, float* __restrict y, int64_t plane,
+                                    int64_t begin, int64_t end) {
+  for (int64_t q = begin; q < end; ++q)
+    for (int c = 0; c < P; ++c) y[q * P + c] = x[c * plane + q];
+}
+
+OSPREY_INLINE void interleave_impl(const float* x, float* y, int64_t planes, int64_t plane,
+                                   int64_t begin, int64_t end) {
+  switch (planes) {
+    case 1: std::memcpy(y + begin, x + begin, sizeof(float) * static_cast<size_t>(end - begin)); return;
+    case 2: return interleave_fixed<2>(x, y, plane, begin, end);
+    case 3: return interleave_fixed<3>(x, y, plane, begin, end);
+    case 4: return interleave_fixed<4>(x, y, plane, begin, end);
+    default:
+      for (int64_t q = begin; q < end; ++q)
+        for (int64_t c = 0; c < planes; ++c) y[q * planes + c] = x[c * plane + q];
+  }
+}
+
 struct LayerNormKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(A... a) {
@@ -385,6 +408,12 @@ struct MaxPoolKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(A... a) {
     max_pool_impl<F>(a...);  // T from the pointers: float or bfloat16 bits
+  }
+};
+struct InterleaveKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(A... a) {
+    interleave_impl(a...);
   }
 };
 struct SoftmaxKernel {
@@ -470,6 +499,11 @@ void max_pool_nhwc_rows(VectorIsa isa, const float* x, float* y, const PoolGeome
 void max_pool_nhwc_rows_bf16(VectorIsa isa, const uint16_t* x, uint16_t* y, const PoolGeometry& g,
                              int64_t row_begin, int64_t row_end) {
   dispatch<MaxPoolKernel>(isa, x, y, &g, row_begin, row_end);
+}
+
+void interleave_planes(VectorIsa isa, const float* x, float* y, int64_t planes, int64_t plane,
+                       int64_t begin, int64_t end) {
+  dispatch<InterleaveKernel>(isa, x, y, planes, plane, begin, end);
 }
 
 }  // namespace osprey::cpu

@@ -1,6 +1,7 @@
 // Vectorized float32 row kernels for the ops oneDNN does not cover well here (LayerNorm,
-// ReduceSum/ReduceMean, the attention's masked softmax, the channels-last max pool): plain loops shaped for the vectorizer (fixed-width lane blocks, sums
-// in double lanes), compiled three times (AVX-512, AVX2+FMA, and generic x86-64) and chosen at
+// ReduceSum/ReduceMean, the attention's masked softmax, the channels-last max pool, the
+// interleaving of a few channel planes): plain loops shaped for the vectorizer (fixed-width
+// lane blocks, sums in double lanes), compiled three times (AVX-512, AVX2+FMA, and generic x86-64) and chosen at
 // run time from the CPU's features. The reference kernels are their oracles in the tests.
 #pragma once
 
@@ -50,5 +51,12 @@ void max_pool_nhwc_rows(VectorIsa isa, const float* x, float* y, const PoolGeome
 // Y holds exactly the winning inputs. A window without a valid tap gets the lowest bfloat16.
 void max_pool_nhwc_rows_bf16(VectorIsa isa, const uint16_t* x, uint16_t* y, const PoolGeometry& g,
                              int64_t row_begin, int64_t row_end);
+
+// Interleaves `planes` planes of `plane` floats each (x is [planes, plane]) into y [plane,
+// planes], for the pixels [begin, end): y[q * planes + c] = x[c * plane + q]. It is the NCHW ->
+// NHWC transpose of one image with few channels (a model's RGB input), where oneDNN's reorder
+// runs at a quarter of this speed. x and y must not overlap.
+void interleave_planes(VectorIsa isa, const float* x, float* y, int64_t planes, int64_t plane,
+                       int64_t begin, int64_t end);
 
 }  // namespace osprey::cpu
