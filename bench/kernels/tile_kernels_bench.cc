@@ -5,6 +5,8 @@
 //   conv3x3  channels-last 3x3 convolutions (+ bias + Relu): the tile form vs oneDNN's direct nhwc
 //   conv1x1  1x1 convolutions with a residual sum: oneDNN nhwc vs nChw8c (the layout question)
 //   attention a MiniLM / BERT-base layer's heads (128 tokens): tiles vs the oneDNN batched matmuls
+//   attention_bf16  the same layer on the float32 tiles vs the bf16 pair tiles (fast mode), on
+//             CPUs with avx512_bf16
 // Usage: osprey_tile_bench [--cold] [--rounds N]   (OMP_NUM_THREADS=1 for oneDNN's one thread)
 #include <algorithm>
 #include <chrono>
@@ -19,6 +21,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "kernels/cpu/attention_bf16.h"
 #include "kernels/cpu/attention_tiles.h"
 #include "kernels/cpu/conv_tiles.h"
 #include "kernels/cpu/row_kernels.h"
@@ -246,6 +249,81 @@ void attention(Engine& e, int rounds) {
   }
 }
 
+
+// One attention layer of 12 heads over 128 tokens, per head as the Attention kernel runs it,
+// on the float32 tiles and on the bf16 pair tiles (fast mode): time per layer and per stage,
+// and the largest difference of Y (the bf16 form rounds Q, K, V and the probabilities).
+void attention_bf16(int rounds) {
+  if (!attention_bf16_available()) {
+    std::printf("\n## attention_bf16: not run, the CPU has no avx512_bf16\n");
+    return;
+  }
+  std::printf("\n## attention_bf16: a layer of 12 heads x 128 tokens, float32 tiles vs bf16 pair tiles%s\n",
+              g_cold ? ", cold caches" : "");
+  std::printf("| head size | f32 ms | bf16 ms | ratio | bf16: pack / scores / softmax / probs V us per head | max diff |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- |\n");
+  const VectorIsa isa = best_vector_isa();
+  for (const int64_t D : {32, 64}) {
+    const int64_t S = 128, H = 12, HD = H * D, R = 64;
+    const float scale = 1.0f / std::sqrt(float(D));
+    auto q = random_floats(static_cast<size_t>(S * HD), 7), k = random_floats(q.size(), 8),
+         v = random_floats(q.size(), 9);
+    std::vector<float> y1(q.size()), y2(q.size()), kp(static_cast<size_t>(panel_floats(D, S))),
+        vp(static_cast<size_t>(panel_floats(S, D))), sc(static_cast<size_t>(R * S)), inv(R);
+    std::vector<uint32_t> kw(static_cast<size_t>(pair_panel_words(D, S))),
+        vw(static_cast<size_t>(pair_panel_words(S, D))), qw(static_cast<size_t>(R * (D + 1) / 2)),
+        ew(static_cast<size_t>(R * (S + 1) / 2));
+    std::vector<double> tf, tb, tp, tq, ts, tv;
+    for (int i = 0; i < rounds + 3; ++i) {
+      maybe_evict();
+      const double t0 = now();
+      for (int64_t h = 0; h < H; ++h) {
+        pack_panels(k.data() + h * D, HD, true, D, S, scale, kp.data());
+        pack_panels(v.data() + h * D, HD, false, S, D, 1.0f, vp.data());
+        for (int64_t i0 = 0; i0 < S; i0 += R) {
+          panel_product(isa, q.data() + h * D + i0 * HD, HD, R, D, kp.data(), S, sc.data(), S);
+          softmax_rows(isa, sc.data(), R, S, nullptr, 0, 0, inv.data());
+          panel_product(isa, sc.data(), S, R, S, vp.data(), D, y1.data() + h * D + i0 * HD, HD,
+                        inv.data());
+        }
+      }
+      const double t1 = now();
+      maybe_evict();
+      double pack = 0, qkt = 0, sm = 0, pvt = 0;
+      const double t2 = now();
+      for (int64_t h = 0; h < H; ++h) {
+        const double a = now();
+        pack_pairs_bf16(k.data() + h * D, HD, true, D, S, scale, kw.data());
+        pack_pairs_bf16(v.data() + h * D, HD, false, S, D, 1.0f, vw.data());
+        pack += now() - a;
+        for (int64_t i0 = 0; i0 < S; i0 += R) {
+          const double b = now();
+          rows_to_pairs_bf16(q.data() + h * D + i0 * HD, HD, R, D, qw.data(), (D + 1) / 2);
+          panel_product_bf16(qw.data(), (D + 1) / 2, R, D, kw.data(), S, sc.data(), S);
+          const double c = now();
+          softmax_rows(isa, sc.data(), R, S, nullptr, 0, 0, inv.data());
+          const double d = now();
+          rows_to_pairs_bf16(sc.data(), S, R, S, ew.data(), (S + 1) / 2);
+          panel_product_bf16(ew.data(), (S + 1) / 2, R, S, vw.data(), D,
+                             y2.data() + h * D + i0 * HD, HD, inv.data());
+          const double f = now();
+          qkt += c - b, sm += d - c, pvt += f - d;
+        }
+      }
+      const double t3 = now();
+      if (i >= 3) {
+        tf.push_back(t1 - t0), tb.push_back(t3 - t2);
+        tp.push_back(pack / H), tq.push_back(qkt / H), ts.push_back(sm / H), tv.push_back(pvt / H);
+      }
+    }
+    double diff = 0;
+    for (size_t i = 0; i < y1.size(); ++i) diff = std::max(diff, double(std::fabs(y1[i] - y2[i])));
+    std::printf("| %ld | %.3f | %.3f | %.2fx | %.1f / %.1f / %.1f / %.1f | %.1e |\n", long(D),
+                median(tf) * 1e3, median(tb) * 1e3, median(tb) / median(tf), median(tp) * 1e6,
+                median(tq) * 1e6, median(ts) * 1e6, median(tv) * 1e6, diff);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -267,5 +345,6 @@ int main(int argc, char** argv) {
   conv3x3(e, rounds);
   conv1x1(e, rounds);
   attention(e, rounds);
+  attention_bf16(rounds);
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "kernels/cpu/attention_bf16.h"
 #include "kernels/cpu/cpu_capabilities.h"
 #include "passes/pass_util.h"
 
@@ -109,10 +110,14 @@ Result<int> apply_precision(ir::Graph& g, Precision precision, int optimization_
   ir::Attribute bf16;
   bf16.type = ir::Attribute::Type::kString;
   bf16.s = "bf16";
+  // The fused attention's bf16 products need avx512_bf16 itself (an AMX-only CPU keeps it
+  // float32, and says so in inspect's attributes by the mark's absence).
+  const bool attention = cpu::attention_bf16_available();
   int marked = 0;
   g.for_each_graph([&](ir::Graph& sg) {
     for (auto& n : sg.nodes)
-      if (ops.count({n.domain, n.op_type})) {
+      if (ops.count({n.domain, n.op_type}) ||
+          (attention && n.domain == "com.osprey" && n.op_type == "Attention")) {
         n.attributes[kComputePrecisionAttr] = bf16;
         ++marked;
       }

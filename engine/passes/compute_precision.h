@@ -1,7 +1,8 @@
 // The session's precision mode applied to a graph: in fast mode every Conv, FusedConv, MatMul,
-// FusedMatMul and Gemm (in the main graph and in subgraphs) gets the attribute
-// compute_precision = "bf16", which the oneDNN kernels read (bf16 operands, float32
-// accumulation and outputs). Other ops are left alone: they stay float32. Between fast-mode
+// FusedMatMul and Gemm (in the main graph and in subgraphs), and every com.osprey Attention on
+// a CPU with avx512_bf16, gets the attribute compute_precision = "bf16", which the CPU kernels
+// read (bf16 operands, float32 accumulation and outputs; the attention's softmax stays
+// float32). Other ops are left alone: they stay float32. Between fast-mode
 // FusedConvs the activations then stay bfloat16 (keep_bf16_between_convs).
 #pragma once
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "cpu_test_harness.h"
+#include "kernels/cpu/attention_bf16.h"
 
 namespace osprey::testing {
 namespace {
@@ -87,6 +88,52 @@ TEST(CpuAttention, MatchesReferenceOnShapesAndMasks) {
   for (const auto& c : cases) {
     check(c, 1.0f / std::sqrt(static_cast<float>(c.d)), nullptr);
     check(c, 0.5f, &pool2);
+  }
+}
+
+TEST(CpuAttention, Bf16MatchesReferenceWithinBf16Rounding) {
+  // compute_precision = "bf16" (fast mode): Q, scale * K, V and the probabilities rounded to
+  // bfloat16, float32 accumulation. Within bf16 rounding of the float32 reference on the same
+  // shapes and masks (odd head sizes and key counts leave half-filled pairs), and not the
+  // float32 result itself.
+  if (!cpu::attention_bf16_available()) {
+    NodeRunner r("Attention", "com.osprey", 1,
+                 {{"num_heads", int_attr(1)}, {"compute_precision", string_attr("bf16")}},
+                 Device::cpu);
+    auto y = r.run({random_tensor({1, 2, 4}, 1), random_tensor({1, 2, 4}, 2),
+                    random_tensor({1, 2, 4}, 3)});
+    ASSERT_FALSE(y.ok());
+    EXPECT_EQ(y.status().code(), StatusCode::kFailedPrecondition);
+    GTEST_SKIP() << "no avx512_bf16 on this CPU: checked that bf16 attention is refused";
+  }
+  const std::vector<Case> cases = {
+      {1, 7, 7, 1, 1, Mask::kNone},          {2, 7, 7, 12, 32, Mask::kPerKey},
+      {1, 128, 128, 12, 32, Mask::kPerKey},  {2, 128, 128, 1, 64, Mask::kShared},
+      {2, 1, 7, 12, 32, Mask::kPerQuery},    {2, 7, 5, 3, 32, Mask::kFull},
+      {1, 13, 37, 2, 17, Mask::kPerQuery},   {2, 21, 1000, 3, 40, Mask::kFull},
+      {1, 9, 33, 2, 63, Mask::kPerHead},
+  };
+  ThreadPool pool2(2);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(name(c));
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+    const Attrs attrs = {{"num_heads", int_attr(c.h)}, {"scale", float_attr(scale)}};
+    Attrs bf16_attrs = attrs;
+    bf16_attrs["compute_precision"] = string_attr("bf16");
+    NodeRunner ref("Attention", "com.osprey", 1, attrs, Device::ref);
+    NodeRunner fast("Attention", "com.osprey", 1, bf16_attrs, Device::cpu, {Tensor()});
+    const int64_t hd = c.h * c.d;
+    std::vector<Tensor> in = {random_tensor({c.b, c.sq, hd}, 1), random_tensor({c.b, c.sk, hd}, 2),
+                              random_tensor({c.b, c.sk, hd}, 3)};
+    if (c.mask != Mask::kNone) in.push_back(make_mask(mask_shape(c), 4));
+    auto want = ref.run(in);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+      auto got = fast.run(in, pool);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      expect_close(*got, *want, 2e-2);
+      if (c.sk > 1 && c.d > 1) EXPECT_FALSE(bit_equal(*got, *want)) << "float32 result";
+    }
   }
 }
 

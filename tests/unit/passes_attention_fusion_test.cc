@@ -3,6 +3,11 @@
 // com.osprey Attention; shared intermediates, wrong permutations and wrong head splits stay.
 #include "passes_test_util.h"
 
+#include <cmath>
+
+#include "kernels/cpu/attention_bf16.h"
+#include "kernels/cpu/cpu_capabilities.h"
+
 namespace osprey::passes::testing {
 namespace {
 
@@ -231,6 +236,42 @@ TEST(AttentionFusionTest, LeavesQTimesKWithoutTransposeAndRunsIt) {
   ASSERT_TRUE(g);
   EXPECT_EQ(count_op(*g, "com.osprey.Attention"), 0);
   EXPECT_EQ(count_op(*g, "Softmax"), 1);
+}
+
+TEST(AttentionFusionTest, FastModeRunsTheAttentionInBf16) {
+  // Fast mode marks the fused attention for bf16 where the CPU has avx512_bf16; the result stays
+  // within bf16 rounding of exact mode's but is not the float32 result under another name.
+  auto m = attention_model(Form{});
+  const auto in = inputs_for(Form{}, 2, 24, 24);
+  SessionOptions exact_o, fast_o;
+  fast_o.precision = Precision::kFast;
+  auto fast = Session::load_from_bytes(m.bytes(), fast_o);
+  if (!cpu::bf16_compute_available()) {
+    ASSERT_FALSE(fast.ok());
+    GTEST_SKIP() << "no native bf16 on this CPU: fast mode is refused";
+  }
+  ASSERT_TRUE(fast.ok()) << fast.status().to_string();
+  auto exact = Session::load_from_bytes(m.bytes(), exact_o);
+  ASSERT_TRUE(exact.ok()) << exact.status().to_string();
+  const std::string dump = (*fast)->graph_dump();
+  const bool marked = dump.find("compute_precision=\"bf16\"") != std::string::npos;
+  EXPECT_EQ(marked, cpu::attention_bf16_available()) << dump;
+  EXPECT_EQ((*exact)->graph_dump().find("compute_precision"), std::string::npos);
+  auto yf = (*fast)->run(in);
+  auto ye = (*exact)->run(in);
+  ASSERT_TRUE(yf.ok()) << yf.status().to_string();
+  ASSERT_TRUE(ye.ok()) << ye.status().to_string();
+  const Tensor &a = (*yf)[0].second, &b = (*ye)[0].second;
+  ASSERT_EQ(a.shape(), b.shape());
+  double dot = 0, na = 0, nb = 0, worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.data<float>()[i], y = b.data<float>()[i];
+    dot += x * y, na += x * x, nb += y * y;
+    worst = std::max(worst, std::fabs(x - y));
+  }
+  EXPECT_GE(dot / std::sqrt(na * nb), 0.9999);
+  EXPECT_LT(worst, 2e-2);
+  if (marked) EXPECT_GT(worst, 0.0) << "the bf16 attention gave exactly the float32 result";
 }
 
 }  // namespace

@@ -13,8 +13,10 @@
 // where it broadcasts). Each thread's packed panels and score block live in a buffer that grows
 // to the largest size seen (given back after a call that needed more than kKeptWorkBytes),
 // checked against the session's element limit. The oracle is
-// engine/kernels/reference/attention.cc. Precision: float32 always (fast mode does not mark
-// Attention).
+// engine/kernels/reference/attention.cc. Precision: float32, or in fast mode (the node's
+// compute_precision = "bf16", on a CPU with avx512_bf16) both products in bfloat16 with float32
+// accumulation (kernels/cpu/attention_bf16.h): Q, scale * K, V and the softmax's e^(s - max)
+// are rounded to bfloat16 as they are packed; the scores, the softmax and Y stay float32.
 //
 // Why: memory. The form this replaced (one strided batched oneDNN matmul per product over all
 // heads) held every head's scores at once: [B, H, Sq, Sk] floats, 0.75 MiB for 12 heads of 128
@@ -24,6 +26,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/attention_bf16.h"
 #include "kernels/cpu/attention_tiles.h"
 #include "kernels/cpu/kept_buffer.h"
 #include "kernels/cpu/row_kernels.h"
@@ -68,6 +71,49 @@ Status attention(KernelContext& ctx) {
   const int64_t ms_b = m[0] > 1 ? m[1] * m[2] * m[3] : 0, ms_h = m[1] > 1 ? m[2] * m[3] : 0;
   const int64_t ms_q = m[2] > 1 ? m[3] : 0, ms_k = m[3] > 1 ? 1 : 0;
   const VectorIsa isa = best_vector_isa();
+  const bool bf16 = ctx.attr_string("compute_precision", "") == "bf16";
+  if (bf16 && !attention_bf16_available())
+    return failed_precondition("attention in bf16 needs a CPU with avx512_bf16");
+  // bf16: pair words in the same buffer (as many words as floats): Q's and e's rows as pairs
+  // after the f32 scores.
+  const int64_t q_words = block_rows * ((D + 1) / 2), e_words = block_rows * ((Sk + 1) / 2);
+  const int64_t bf16_floats = pair_panel_words(D, Sk) + pair_panel_words(Sk, D) +
+                              block_rows * (Sk + 1) + q_words + e_words;
+  OSPREY_ASSIGN_OR_RETURN(
+      const int64_t bf16_work,
+      Tensor::checked_numel(DType::kFloat32, {bf16 ? bf16_floats : 1}, ctx.max_elements()));
+  auto pairs_bf16 = [&](int64_t begin, int64_t end) {
+    thread_local KeptBuffer work(kKeptWorkBytes);
+    float* base = work.get(static_cast<size_t>(bf16_work));
+    uint32_t* k_panels = reinterpret_cast<uint32_t*>(base);
+    uint32_t* v_panels = k_panels + pair_panel_words(D, Sk);
+    float* scores = reinterpret_cast<float*>(v_panels + pair_panel_words(Sk, D));
+    float* inv_sums = scores + block_rows * Sk;
+    uint32_t* q_pairs = reinterpret_cast<uint32_t*>(inv_sums + block_rows);
+    uint32_t* e_pairs = q_pairs + q_words;
+    const int64_t ldq = (D + 1) / 2, lde = (Sk + 1) / 2;
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t b = bh / H, h = bh % H;
+      const float* qh = qd + b * Sq * HD + h * D;
+      float* yh = yd + b * Sq * HD + h * D;
+      pack_pairs_bf16(kd + b * Sk * HD + h * D, HD, /*transposed=*/true, D, Sk, d.scale, k_panels);
+      pack_pairs_bf16(vd + b * Sk * HD + h * D, HD, /*transposed=*/false, Sk, D, 1.0f, v_panels);
+      const float* mh = mask ? mask + b * ms_b + h * ms_h : nullptr;
+      for (int64_t i0 = 0; i0 < Sq; i0 += block_rows) {
+        const int64_t rows = std::min(block_rows, Sq - i0);
+        rows_to_pairs_bf16(qh + i0 * HD, HD, rows, D, q_pairs, ldq);
+        panel_product_bf16(q_pairs, ldq, rows, D, k_panels, Sk, scores, Sk);
+        softmax_rows(isa, scores, rows, Sk, mh ? mh + i0 * ms_q : nullptr, ms_q, ms_k, inv_sums);
+        rows_to_pairs_bf16(scores, Sk, rows, Sk, e_pairs, lde);
+        panel_product_bf16(e_pairs, lde, rows, Sk, v_panels, D, yh + i0 * HD, HD, inv_sums);
+      }
+    }
+    work.trim();
+  };
+  if (bf16) {
+    ctx.parallel_for(d.batch * H, Sq * Sk * (D + 24), pairs_bf16);
+    return Status::Ok();
+  }
   auto pairs = [&](int64_t begin, int64_t end) {
     thread_local KeptBuffer work(kKeptWorkBytes);
     float* k_panels = work.get(static_cast<size_t>(work_floats));

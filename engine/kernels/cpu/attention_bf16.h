@@ -1,0 +1,45 @@
+// The attention's two products in bfloat16 (fast mode): operands rounded to bfloat16 (nearest
+// even) and multiplied in pairs by AVX512-BF16's dot product, accumulated and returned in
+// float32. The same panel scheme as attention_tiles.h, with each panel row holding a pair of
+// B's rows: a panel is [ceil(k / 2)][kPanelWidth] 32-bit words, word (t, j) = (B[2t, j],
+// B[2t + 1, j]) as two bfloat16 (the first in the low half; 0 past k and past n). A is given
+// as rows of pairs too: word (i, t) = (A[i, 2t], A[i, 2t + 1]). Only for CPUs with
+// avx512_bf16 (attention_bf16_available); the oracle in the tests is a float loop over the
+// rounded operands.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/attention_tiles.h"
+
+namespace osprey::cpu {
+
+// The CPU runs AVX512-BF16 (and the AVX-512 subsets the kernels use).
+bool attention_bf16_available();
+
+// The float nearest to x in bfloat16 (ties to even; NaN stays NaN): what the kernels use.
+float round_to_bf16(float x);
+
+// 32-bit words of a [k, n] B packed by pack_pairs_bf16.
+inline int64_t pair_panel_words(int64_t k, int64_t n) {
+  return (k + 1) / 2 * ((n + kPanelWidth - 1) / kPanelWidth * kPanelWidth);
+}
+
+// Packs scale * B [k, n] as pair panels (above). B[p, j] is src[p * ld + j], or src[j * ld + p]
+// when `transposed` (src holds B^T: [n, k]).
+void pack_pairs_bf16(const float* src, int64_t ld, bool transposed, int64_t k, int64_t n,
+                     float scale, uint32_t* dst);
+
+// m rows of k floats (row i at a + i * lda) as rows of (k + 1) / 2 pair words, row i at
+// dst + i * ldd.
+void rows_to_pairs_bf16(const float* a, int64_t lda, int64_t m, int64_t k, uint32_t* dst,
+                        int64_t ldd);
+
+// c[i * ldc + j] = row_scale[i] * sum over p < k of A[i, p] B[p, j] for i < m, j < n; `a` is A
+// as pair rows (lda words apart), `panels` B as pack_pairs_bf16 wrote it; row_scale is 1 when
+// null. c must not overlap a or panels.
+void panel_product_bf16(const uint32_t* a, int64_t lda, int64_t m, int64_t k,
+                        const uint32_t* panels, int64_t n, float* c, int64_t ldc,
+                        const float* row_scale = nullptr);
+
+}  // namespace osprey::cpu
