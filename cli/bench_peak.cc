@@ -53,6 +53,14 @@ ModelPeak model_peak(const PeakResult& peak, const GraphFlops& flops, double p50
   return m;
 }
 
+int winograd_marked_nodes(const std::string& graph_dump) {
+  int n = 0;
+  for (size_t at = graph_dump.find("winograd="); at != std::string::npos;
+       at = graph_dump.find("winograd=", at + 1))
+    n += graph_dump.compare(at, 10, "winograd=0") != 0;
+  return n;
+}
+
 std::string peak_json(const PeakResult& p) {
   return "{\"isa\": " + json_string(fma_isa_name(p.isa)) +
          ", \"threads\": " + std::to_string(p.threads) +
@@ -77,6 +85,11 @@ std::string model_peak_text(const ModelPeak& m) {
   if (m.achieved_gflops >= 0)
     t += fmt("achieved:   %.2f GFLOP/s at p50", m.achieved_gflops) +
          fmt(" = %.1f%% of peak\n", m.fraction * 100);
+  if (m.achieved_gflops >= 0 && m.winograd_nodes > 0)
+    t += "            an effective rate: " + std::to_string(m.winograd_nodes) +
+         (m.winograd_nodes == 1 ? " convolution is" : " convolutions are") +
+         " marked for Winograd; the FLOPs count the direct algorithm's, and one that runs as "
+         "Winograd does fewer multiply-adds (--winograd off gives the direct rate)\n";
   return t;
 }
 
@@ -87,7 +100,8 @@ std::string model_peak_json_fields(const ModelPeak& m) {
          ", \"flop_nodes_without_shapes\": " + std::to_string(m.flops.unknown_nodes) +
          ", \"achieved_gflops\": " +
          (m.achieved_gflops >= 0 ? json_number(m.achieved_gflops) : "null") +
-         ", \"peak_fraction\": " + (m.fraction >= 0 ? json_number(m.fraction) : "null");
+         ", \"peak_fraction\": " + (m.fraction >= 0 ? json_number(m.fraction) : "null") +
+         ", \"winograd_marked_nodes\": " + std::to_string(m.winograd_nodes);
 }
 
 }  // namespace osprey::cli

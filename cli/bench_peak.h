@@ -26,8 +26,15 @@ struct ModelPeak {
   GraphFlops flops;
   double achieved_gflops = -1;  // -1 when no FLOPs were counted
   double fraction = -1;         // achieved / peak; -1 when unknown
+  // Convolutions the optimizer marked for Winograd (SessionOptions::winograd). The FLOPs above
+  // are the direct algorithm's, which those do with fewer multiply-adds: with any marked, the
+  // achieved rate is an effective one, and the text and JSON say so.
+  int winograd_nodes = 0;
 };
 ModelPeak model_peak(const PeakResult& peak, const GraphFlops& flops, double p50_ms);
+
+// Nodes marked winograd = 1 or 2 in an optimized graph's dump (Session::graph_dump).
+int winograd_marked_nodes(const std::string& graph_dump);
 
 std::string peak_json(const PeakResult& p);
 std::string model_peak_text(const ModelPeak& m);

@@ -319,6 +319,13 @@ TXT
   ok run-winograd-on "$OSPREY" run "$WINO" --winograd on
   contains run-winograd-on-output 'y +float32\[1,8,6,6\]'
   ok bench-winograd-off "$OSPREY" bench "$WINO" --warmup 1 --iterations 2 --winograd off
+  # --peak says when its rate is an effective one (Winograd convolutions counted at direct FLOPs)
+  ok bench-peak-winograd-on "$OSPREY" bench "$WINO" --warmup 1 --iterations 2 --peak --winograd on
+  contains bench-peak-winograd-note 'an effective rate: 1 convolution is marked for Winograd'
+  ok bench-peak-winograd-json "$OSPREY" bench "$WINO" --warmup 1 --iterations 2 --peak --winograd on --json
+  contains bench-peak-winograd-json-field '"winograd_marked_nodes": 1'
+  ok bench-peak-winograd-off "$OSPREY" bench "$WINO" --warmup 1 --iterations 2 --peak --winograd off
+  if grep -q 'effective rate' "$TMP/out"; then fail "bench-peak-winograd-off: noted"; else pass; fi
   err bench-winograd-bad 'winograd' "$OSPREY" bench "$WINO" --winograd sometimes
   err bench-winograd-compare 'single-model option' "$OSPREY" bench "$WINO" --frameworks osprey --winograd on
 else
