@@ -172,6 +172,48 @@ void conv1x1(Engine& e, int rounds) {
   }
 }
 
+// One attention layer of 12 heads over 128 tokens with random Q, K, V ([S, H*D]).
+struct AttentionLayer {
+  int64_t D, S = 128, H = 12, HD, R = 64;  // R: query rows per block
+  float scale;
+  std::vector<float> q, k, v;
+  explicit AttentionLayer(int64_t d)
+      : D(d), HD(H * d), scale(1.0f / std::sqrt(float(d))),
+        q(random_floats(static_cast<size_t>(S * HD), 7)), k(random_floats(q.size(), 8)),
+        v(random_floats(q.size(), 9)) {}
+};
+
+// Seconds per head of each stage (pack, scores, softmax, probs V) summed over a layer.
+struct StageTimes {
+  double pack = 0, scores = 0, softmax = 0, probs_v = 0;
+};
+
+// The layer on the float32 tiles, as the Attention kernel runs it, into y; stage times into t.
+void f32_layer(const AttentionLayer& L, VectorIsa isa, std::vector<float>& y, StageTimes* t) {
+  static thread_local std::vector<float> kp, vp, sc, inv;
+  kp.resize(static_cast<size_t>(panel_floats(L.D, L.S)));
+  vp.resize(static_cast<size_t>(panel_floats(L.S, L.D)));
+  sc.resize(static_cast<size_t>(L.R * L.S));
+  inv.resize(static_cast<size_t>(L.R));
+  for (int64_t h = 0; h < L.H; ++h) {
+    const double a = now();
+    pack_panels(L.k.data() + h * L.D, L.HD, true, L.D, L.S, L.scale, kp.data());
+    pack_panels(L.v.data() + h * L.D, L.HD, false, L.S, L.D, 1.0f, vp.data());
+    t->pack += now() - a;
+    for (int64_t i0 = 0; i0 < L.S; i0 += L.R) {
+      const double b = now();
+      panel_product(isa, L.q.data() + h * L.D + i0 * L.HD, L.HD, L.R, L.D, kp.data(), L.S,
+                    sc.data(), L.S);
+      const double c = now();
+      softmax_rows(isa, sc.data(), L.R, L.S, nullptr, 0, 0, inv.data());
+      const double d = now();
+      panel_product(isa, sc.data(), L.S, L.R, L.S, vp.data(), L.D, y.data() + h * L.D + i0 * L.HD,
+                    L.HD, inv.data());
+      t->scores += c - b, t->softmax += d - c, t->probs_v += now() - d;
+    }
+  }
+}
+
 // One attention layer of 12 heads over 128 tokens, as the Attention kernel runs it (per head:
 // packing, then per block of 64 query rows the scores, softmax and probs V on the tiles)
 // against the form it replaced: one strided batched oneDNN matmul for all heads' scores
@@ -185,49 +227,29 @@ void attention(Engine& e, int rounds) {
   const VectorIsa isa = best_vector_isa();
   const auto f32 = memory::data_type::f32;
   for (const int64_t D : {32, 64}) {
-    const int64_t S = 128, H = 12, HD = H * D, R = 64;
-    const float scale = 1.0f / std::sqrt(float(D));
-    auto q = random_floats(static_cast<size_t>(S * HD), 7), k = random_floats(q.size(), 8),
-         v = random_floats(q.size(), 9);
-    std::vector<float> y1(q.size()), y2(q.size()), kp(static_cast<size_t>(panel_floats(D, S))),
-        vp(static_cast<size_t>(panel_floats(S, D))), sc(static_cast<size_t>(R * S)), inv(R),
-        scores(static_cast<size_t>(H * S * S));
+    AttentionLayer L(D);
+    const int64_t S = L.S, H = L.H, HD = L.HD;
+    std::vector<float> y1(L.q.size()), y2(L.q.size()), scores(static_cast<size_t>(H * S * S));
     // The replaced form's two primitives.
     const memory::desc q_md({1, H, S, D}, f32, {S * HD, D, HD, 1}),
         k_md({1, H, D, S}, f32, {S * HD, D, 1, HD}), s_md({1, H, S, S}, f32, {H * S * S, S * S, S, 1}),
         v_md({1, H, S, D}, f32, {S * HD, D, HD, 1}), y_md({1, H, S, D}, f32, {S * HD, D, HD, 1});
     dnnl::primitive_attr qk_attr;
-    qk_attr.set_output_scales(0, {scale});
+    qk_attr.set_output_scales(0, {L.scale});
     dnnl::matmul qk(dnnl::matmul::primitive_desc(dnnl::matmul::desc(q_md, k_md, s_md), qk_attr, e.eng));
     dnnl::matmul pv(dnnl::matmul::primitive_desc(dnnl::matmul::desc(s_md, v_md, y_md), e.eng));
-    std::unordered_map<int, memory> qk_args = {{DNNL_ARG_SRC, memory(q_md, e.eng, q.data())},
-                                               {DNNL_ARG_WEIGHTS, memory(k_md, e.eng, k.data())},
+    std::unordered_map<int, memory> qk_args = {{DNNL_ARG_SRC, memory(q_md, e.eng, L.q.data())},
+                                               {DNNL_ARG_WEIGHTS, memory(k_md, e.eng, L.k.data())},
                                                {DNNL_ARG_DST, memory(s_md, e.eng, scores.data())}};
     std::unordered_map<int, memory> pv_args = {{DNNL_ARG_SRC, memory(s_md, e.eng, scores.data())},
-                                               {DNNL_ARG_WEIGHTS, memory(v_md, e.eng, v.data())},
+                                               {DNNL_ARG_WEIGHTS, memory(v_md, e.eng, L.v.data())},
                                                {DNNL_ARG_DST, memory(y_md, e.eng, y2.data())}};
     std::vector<double> tt, to, tp, tq, ts, tv;
     for (int i = 0; i < rounds + 3; ++i) {
       maybe_evict();
-      double pack = 0, qkt = 0, sm = 0, pvt = 0;
+      StageTimes st;
       const double t0 = now();
-      for (int64_t h = 0; h < H; ++h) {
-        const double a = now();
-        pack_panels(k.data() + h * D, HD, true, D, S, scale, kp.data());
-        pack_panels(v.data() + h * D, HD, false, S, D, 1.0f, vp.data());
-        pack += now() - a;
-        for (int64_t i0 = 0; i0 < S; i0 += R) {
-          const double b = now();
-          panel_product(isa, q.data() + h * D + i0 * HD, HD, R, D, kp.data(), S, sc.data(), S);
-          const double c = now();
-          softmax_rows(isa, sc.data(), R, S, nullptr, 0, 0, inv.data());
-          const double d = now();
-          panel_product(isa, sc.data(), S, R, S, vp.data(), D, y1.data() + h * D + i0 * HD, HD,
-                        inv.data());
-          const double f = now();
-          qkt += c - b, sm += d - c, pvt += f - d;
-        }
-      }
+      f32_layer(L, isa, y1, &st);
       const double t1 = now();
       maybe_evict();
       const double t2 = now();
@@ -238,7 +260,8 @@ void attention(Engine& e, int rounds) {
       const double t3 = now();
       if (i >= 3) {
         tt.push_back(t1 - t0), to.push_back(t3 - t2);
-        tp.push_back(pack / H), tq.push_back(qkt / H), ts.push_back(sm / H), tv.push_back(pvt / H);
+        tp.push_back(st.pack / H), tq.push_back(st.scores / H), ts.push_back(st.softmax / H),
+            tv.push_back(st.probs_v / H);
       }
     }
     double diff = 0;
@@ -249,10 +272,9 @@ void attention(Engine& e, int rounds) {
   }
 }
 
-
-// One attention layer of 12 heads over 128 tokens, per head as the Attention kernel runs it,
-// on the float32 tiles and on the bf16 pair tiles (fast mode): time per layer and per stage,
-// and the largest difference of Y (the bf16 form rounds Q, K, V and the probabilities).
+// The same layer on the float32 tiles and on the bf16 pair tiles (fast mode): time per layer,
+// the bf16 form's time per stage, and the largest difference of Y (the bf16 form rounds Q, K, V
+// and the probabilities).
 void attention_bf16(int rounds) {
   if (!attention_bf16_available()) {
     std::printf("\n## attention_bf16: not run, the CPU has no avx512_bf16\n");
@@ -264,56 +286,45 @@ void attention_bf16(int rounds) {
   std::printf("| --- | --- | --- | --- | --- | --- |\n");
   const VectorIsa isa = best_vector_isa();
   for (const int64_t D : {32, 64}) {
-    const int64_t S = 128, H = 12, HD = H * D, R = 64;
-    const float scale = 1.0f / std::sqrt(float(D));
-    auto q = random_floats(static_cast<size_t>(S * HD), 7), k = random_floats(q.size(), 8),
-         v = random_floats(q.size(), 9);
-    std::vector<float> y1(q.size()), y2(q.size()), kp(static_cast<size_t>(panel_floats(D, S))),
-        vp(static_cast<size_t>(panel_floats(S, D))), sc(static_cast<size_t>(R * S)), inv(R);
+    AttentionLayer L(D);
+    const int64_t S = L.S, H = L.H, HD = L.HD, R = L.R, ldq = (D + 1) / 2, lde = (S + 1) / 2;
+    std::vector<float> y1(L.q.size()), y2(L.q.size()), sc(static_cast<size_t>(R * S)), inv(R);
     std::vector<uint32_t> kw(static_cast<size_t>(pair_panel_words(D, S))),
-        vw(static_cast<size_t>(pair_panel_words(S, D))), qw(static_cast<size_t>(R * (D + 1) / 2)),
-        ew(static_cast<size_t>(R * (S + 1) / 2));
+        vw(static_cast<size_t>(pair_panel_words(S, D))), qw(static_cast<size_t>(R * ldq)),
+        ew(static_cast<size_t>(R * lde));
     std::vector<double> tf, tb, tp, tq, ts, tv;
     for (int i = 0; i < rounds + 3; ++i) {
       maybe_evict();
+      StageTimes unused;
       const double t0 = now();
-      for (int64_t h = 0; h < H; ++h) {
-        pack_panels(k.data() + h * D, HD, true, D, S, scale, kp.data());
-        pack_panels(v.data() + h * D, HD, false, S, D, 1.0f, vp.data());
-        for (int64_t i0 = 0; i0 < S; i0 += R) {
-          panel_product(isa, q.data() + h * D + i0 * HD, HD, R, D, kp.data(), S, sc.data(), S);
-          softmax_rows(isa, sc.data(), R, S, nullptr, 0, 0, inv.data());
-          panel_product(isa, sc.data(), S, R, S, vp.data(), D, y1.data() + h * D + i0 * HD, HD,
-                        inv.data());
-        }
-      }
+      f32_layer(L, isa, y1, &unused);
       const double t1 = now();
       maybe_evict();
-      double pack = 0, qkt = 0, sm = 0, pvt = 0;
+      StageTimes st;
       const double t2 = now();
       for (int64_t h = 0; h < H; ++h) {
         const double a = now();
-        pack_pairs_bf16(k.data() + h * D, HD, true, D, S, scale, kw.data());
-        pack_pairs_bf16(v.data() + h * D, HD, false, S, D, 1.0f, vw.data());
-        pack += now() - a;
+        pack_pairs_bf16(L.k.data() + h * D, HD, true, D, S, L.scale, kw.data());
+        pack_pairs_bf16(L.v.data() + h * D, HD, false, S, D, 1.0f, vw.data());
+        st.pack += now() - a;
         for (int64_t i0 = 0; i0 < S; i0 += R) {
           const double b = now();
-          rows_to_pairs_bf16(q.data() + h * D + i0 * HD, HD, R, D, qw.data(), (D + 1) / 2);
-          panel_product_bf16(qw.data(), (D + 1) / 2, R, D, kw.data(), S, sc.data(), S);
+          rows_to_pairs_bf16(L.q.data() + h * D + i0 * HD, HD, R, D, qw.data(), ldq);
+          panel_product_bf16(qw.data(), ldq, R, D, kw.data(), S, sc.data(), S);
           const double c = now();
           softmax_rows(isa, sc.data(), R, S, nullptr, 0, 0, inv.data());
           const double d = now();
-          rows_to_pairs_bf16(sc.data(), S, R, S, ew.data(), (S + 1) / 2);
-          panel_product_bf16(ew.data(), (S + 1) / 2, R, S, vw.data(), D,
-                             y2.data() + h * D + i0 * HD, HD, inv.data());
-          const double f = now();
-          qkt += c - b, sm += d - c, pvt += f - d;
+          rows_to_pairs_bf16(sc.data(), S, R, S, ew.data(), lde);
+          panel_product_bf16(ew.data(), lde, R, S, vw.data(), D, y2.data() + h * D + i0 * HD, HD,
+                             inv.data());
+          st.scores += c - b, st.softmax += d - c, st.probs_v += now() - d;
         }
       }
       const double t3 = now();
       if (i >= 3) {
         tf.push_back(t1 - t0), tb.push_back(t3 - t2);
-        tp.push_back(pack / H), tq.push_back(qkt / H), ts.push_back(sm / H), tv.push_back(pvt / H);
+        tp.push_back(st.pack / H), tq.push_back(st.scores / H), ts.push_back(st.softmax / H),
+            tv.push_back(st.probs_v / H);
       }
     }
     double diff = 0;

@@ -149,10 +149,11 @@ TEST(CpuRowKernels, InterleavePlanesMatchesAnIndexLoopOnEveryIsa) {
     for (int64_t planes : {1, 2, 3, 4, 5, 7}) {
       for (int64_t plane : {1, 15, 16, 17, 50176}) {
         const Tensor x = random_tensor({planes, plane}, static_cast<uint32_t>(planes * 31 + plane));
-        for (auto [b, e] : {std::pair<int64_t, int64_t>{0, plane}, {plane / 3, plane - plane / 4}}) {
-          SCOPED_TRACE(std::string(cpu::vector_isa_name(isa)) + " planes " + std::to_string(planes) +
-                       " x " + std::to_string(plane) + " [" + std::to_string(b) + ", " +
-                       std::to_string(e) + ")");
+        using Range = std::pair<int64_t, int64_t>;
+        for (auto [b, e] : {Range{0, plane}, Range{plane / 3, plane - plane / 4}}) {
+          SCOPED_TRACE(std::string(cpu::vector_isa_name(isa)) + " planes " +
+                       std::to_string(planes) + " x " + std::to_string(plane) + " [" +
+                       std::to_string(b) + ", " + std::to_string(e) + ")");
           std::vector<float> got(static_cast<size_t>(planes * plane), -7.0f);
           cpu::interleave_planes(isa, x.data<float>(), got.data(), planes, plane, b, e);
           int64_t wrong = 0;

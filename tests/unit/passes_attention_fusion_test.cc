@@ -271,7 +271,9 @@ TEST(AttentionFusionTest, FastModeRunsTheAttentionInBf16) {
   }
   EXPECT_GE(dot / std::sqrt(na * nb), 0.9999);
   EXPECT_LT(worst, 2e-2);
-  if (marked) EXPECT_GT(worst, 0.0) << "the bf16 attention gave exactly the float32 result";
+  if (marked) {
+    EXPECT_GT(worst, 0.0) << "the bf16 attention gave exactly the float32 result";
+  }
 }
 
 }  // namespace

@@ -71,10 +71,12 @@ OSPREY_INLINE void tile(const uint32_t* a, int64_t lda, const uint32_t* panel, i
     __m512bh b[P];
 #pragma GCC unroll 2
     for (int v = 0; v < P; ++v)
-      b[v] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(panel + v * kw * kPanelWidth + t * kPanelWidth));
+      b[v] = reinterpret_cast<__m512bh>(
+          _mm512_loadu_si512(panel + v * kw * kPanelWidth + t * kPanelWidth));
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      const __m512bh x = reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(a[r * lda + t])));
+      const __m512bh x =
+          reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(a[r * lda + t])));
 #pragma GCC unroll 2
       for (int v = 0; v < P; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], x, b[v]);
     }
@@ -131,7 +133,8 @@ void pack_pairs(const float* src, int64_t ld, bool transposed, int64_t k, int64_
         const int64_t tw = std::min(kChunk, kw - t0);
         for (int64_t jj = 0; jj < kPanelWidth; ++jj) {
           if (jj < width)
-            row_to_pairs(src + (j0 + jj) * ld + 2 * t0, std::min(k - 2 * t0, 2 * tw), scale, rows[jj]);
+            row_to_pairs(src + (j0 + jj) * ld + 2 * t0, std::min(k - 2 * t0, 2 * tw), scale,
+                         rows[jj]);
           else
             std::memset(rows[jj], 0, sizeof(uint32_t) * static_cast<size_t>(tw));
         }
@@ -148,9 +151,9 @@ void pack_pairs(const float* src, int64_t ld, bool transposed, int64_t k, int64_
       const __mmask16 m = first_lanes(width);
       for (int64_t t = 0; t < kw; ++t) {
         const __m512 lo = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, src + 2 * t * ld + j0), s);
-        const __m512 hi = 2 * t + 1 < k
-                              ? _mm512_mul_ps(_mm512_maskz_loadu_ps(m, src + (2 * t + 1) * ld + j0), s)
-                              : _mm512_setzero_ps();
+        const __m512 hi =
+            2 * t + 1 < k ? _mm512_mul_ps(_mm512_maskz_loadu_ps(m, src + (2 * t + 1) * ld + j0), s)
+                          : _mm512_setzero_ps();
         _mm512_storeu_si512(panel + t * kPanelWidth, pair_rows(lo, hi));
       }
     }

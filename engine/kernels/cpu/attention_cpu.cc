@@ -56,10 +56,20 @@ Status attention(KernelContext& ctx) {
   }
   const int64_t H = d.heads, Sq = d.q_len, Sk = d.kv_len, D = d.head_size, HD = d.hidden();
   const int64_t block_rows = std::min(Sq, std::max(kMinBlockRows, kBlockScores / Sk));
-  const int64_t k_floats = panel_floats(D, Sk), v_floats = panel_floats(Sk, D);
+  const bool bf16 = ctx.attr_string("compute_precision", "") == "bf16";
+  if (bf16 && !attention_bf16_available())
+    return failed_precondition("attention in bf16 needs a CPU with avx512_bf16");
+  // One buffer per thread: K's and V's panels, then a block's scores and 1 / sums (float32);
+  // in bf16, pair panels (one 32-bit word per float) and, after the sums, the block's Q rows
+  // and e rows as pairs.
+  const int64_t ldq = (D + 1) / 2, lde = (Sk + 1) / 2;
+  const int64_t k_floats = bf16 ? pair_panel_words(D, Sk) : panel_floats(D, Sk);
+  const int64_t v_floats = bf16 ? pair_panel_words(Sk, D) : panel_floats(Sk, D);
+  const int64_t pair_words = bf16 ? block_rows * (ldq + lde) : 0;
   OSPREY_ASSIGN_OR_RETURN(
       const int64_t work_floats,
-      Tensor::checked_numel(DType::kFloat32, {k_floats + v_floats + block_rows * (Sk + 1)},
+      Tensor::checked_numel(DType::kFloat32,
+                            {k_floats + v_floats + block_rows * (Sk + 1) + pair_words},
                             ctx.max_elements()));
   const float* qd = q.data<float>();
   const float* kd = ctx.input(1).data<float>();
@@ -71,73 +81,51 @@ Status attention(KernelContext& ctx) {
   const int64_t ms_b = m[0] > 1 ? m[1] * m[2] * m[3] : 0, ms_h = m[1] > 1 ? m[2] * m[3] : 0;
   const int64_t ms_q = m[2] > 1 ? m[3] : 0, ms_k = m[3] > 1 ? 1 : 0;
   const VectorIsa isa = best_vector_isa();
-  const bool bf16 = ctx.attr_string("compute_precision", "") == "bf16";
-  if (bf16 && !attention_bf16_available())
-    return failed_precondition("attention in bf16 needs a CPU with avx512_bf16");
-  // bf16: pair words in the same buffer (as many words as floats): Q's and e's rows as pairs
-  // after the f32 scores.
-  const int64_t q_words = block_rows * ((D + 1) / 2), e_words = block_rows * ((Sk + 1) / 2);
-  const int64_t bf16_floats = pair_panel_words(D, Sk) + pair_panel_words(Sk, D) +
-                              block_rows * (Sk + 1) + q_words + e_words;
-  OSPREY_ASSIGN_OR_RETURN(
-      const int64_t bf16_work,
-      Tensor::checked_numel(DType::kFloat32, {bf16 ? bf16_floats : 1}, ctx.max_elements()));
-  auto pairs_bf16 = [&](int64_t begin, int64_t end) {
-    thread_local KeptBuffer work(kKeptWorkBytes);
-    float* base = work.get(static_cast<size_t>(bf16_work));
-    uint32_t* k_panels = reinterpret_cast<uint32_t*>(base);
-    uint32_t* v_panels = k_panels + pair_panel_words(D, Sk);
-    float* scores = reinterpret_cast<float*>(v_panels + pair_panel_words(Sk, D));
-    float* inv_sums = scores + block_rows * Sk;
-    uint32_t* q_pairs = reinterpret_cast<uint32_t*>(inv_sums + block_rows);
-    uint32_t* e_pairs = q_pairs + q_words;
-    const int64_t ldq = (D + 1) / 2, lde = (Sk + 1) / 2;
-    for (int64_t bh = begin; bh < end; ++bh) {
-      const int64_t b = bh / H, h = bh % H;
-      const float* qh = qd + b * Sq * HD + h * D;
-      float* yh = yd + b * Sq * HD + h * D;
-      pack_pairs_bf16(kd + b * Sk * HD + h * D, HD, /*transposed=*/true, D, Sk, d.scale, k_panels);
-      pack_pairs_bf16(vd + b * Sk * HD + h * D, HD, /*transposed=*/false, Sk, D, 1.0f, v_panels);
-      const float* mh = mask ? mask + b * ms_b + h * ms_h : nullptr;
-      for (int64_t i0 = 0; i0 < Sq; i0 += block_rows) {
-        const int64_t rows = std::min(block_rows, Sq - i0);
-        rows_to_pairs_bf16(qh + i0 * HD, HD, rows, D, q_pairs, ldq);
-        panel_product_bf16(q_pairs, ldq, rows, D, k_panels, Sk, scores, Sk);
-        softmax_rows(isa, scores, rows, Sk, mh ? mh + i0 * ms_q : nullptr, ms_q, ms_k, inv_sums);
-        rows_to_pairs_bf16(scores, Sk, rows, Sk, e_pairs, lde);
-        panel_product_bf16(e_pairs, lde, rows, Sk, v_panels, D, yh + i0 * HD, HD, inv_sums);
-      }
-    }
-    work.trim();
-  };
-  if (bf16) {
-    ctx.parallel_for(d.batch * H, Sq * Sk * (D + 24), pairs_bf16);
-    return Status::Ok();
-  }
   auto pairs = [&](int64_t begin, int64_t end) {
     thread_local KeptBuffer work(kKeptWorkBytes);
     float* k_panels = work.get(static_cast<size_t>(work_floats));
     float* v_panels = k_panels + k_floats;
     float* scores = v_panels + v_floats;
     float* inv_sums = scores + block_rows * Sk;
+    uint32_t* k_pairs = reinterpret_cast<uint32_t*>(k_panels);
+    uint32_t* v_pairs = reinterpret_cast<uint32_t*>(v_panels);
+    uint32_t* q_pairs = reinterpret_cast<uint32_t*>(inv_sums + block_rows);
+    uint32_t* e_pairs = q_pairs + block_rows * ldq;
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / H, h = bh % H;
       const float* qh = qd + b * Sq * HD + h * D;
+      const float* kh = kd + b * Sk * HD + h * D;
+      const float* vh = vd + b * Sk * HD + h * D;
       float* yh = yd + b * Sq * HD + h * D;
-      pack_panels(kd + b * Sk * HD + h * D, HD, /*transposed=*/true, D, Sk, d.scale, k_panels);
-      pack_panels(vd + b * Sk * HD + h * D, HD, /*transposed=*/false, Sk, D, 1.0f, v_panels);
+      if (bf16) {
+        pack_pairs_bf16(kh, HD, /*transposed=*/true, D, Sk, d.scale, k_pairs);
+        pack_pairs_bf16(vh, HD, /*transposed=*/false, Sk, D, 1.0f, v_pairs);
+      } else {
+        pack_panels(kh, HD, /*transposed=*/true, D, Sk, d.scale, k_panels);
+        pack_panels(vh, HD, /*transposed=*/false, Sk, D, 1.0f, v_panels);
+      }
       const float* mh = mask ? mask + b * ms_b + h * ms_h : nullptr;
       for (int64_t i0 = 0; i0 < Sq; i0 += block_rows) {
         const int64_t rows = std::min(block_rows, Sq - i0);
-        panel_product(isa, qh + i0 * HD, HD, rows, D, k_panels, Sk, scores, Sk);
+        if (bf16) {
+          rows_to_pairs_bf16(qh + i0 * HD, HD, rows, D, q_pairs, ldq);
+          panel_product_bf16(q_pairs, ldq, rows, D, k_pairs, Sk, scores, Sk);
+        } else {
+          panel_product(isa, qh + i0 * HD, HD, rows, D, k_panels, Sk, scores, Sk);
+        }
         softmax_rows(isa, scores, rows, Sk, mh ? mh + i0 * ms_q : nullptr, ms_q, ms_k, inv_sums);
-        panel_product(isa, scores, Sk, rows, Sk, v_panels, D, yh + i0 * HD, HD, inv_sums);
+        if (bf16) {
+          rows_to_pairs_bf16(scores, Sk, rows, Sk, e_pairs, lde);
+          panel_product_bf16(e_pairs, lde, rows, Sk, v_pairs, D, yh + i0 * HD, HD, inv_sums);
+        } else {
+          panel_product(isa, scores, Sk, rows, Sk, v_panels, D, yh + i0 * HD, HD, inv_sums);
+        }
       }
     }
     work.trim();
   };
-  // Per pair: two products of Sq * Sk * D multiply-adds, plus the softmax.
-  ctx.parallel_for(d.batch * H, Sq * Sk * (2 * D + 24), pairs);
+  // Per pair: two products of Sq * Sk * D multiply-adds (bf16: at twice the rate), the softmax.
+  ctx.parallel_for(d.batch * H, Sq * Sk * ((bf16 ? 1 : 2) * D + 24), pairs);
   return Status::Ok();
 }
 

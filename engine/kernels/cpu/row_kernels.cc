@@ -382,7 +382,9 @@ OSPREY_INLINE void interleave_fixed(const float* __restrict x, float* __restrict
 OSPREY_INLINE void interleave_impl(const float* x, float* y, int64_t planes, int64_t plane,
                                    int64_t begin, int64_t end) {
   switch (planes) {
-    case 1: std::memcpy(y + begin, x + begin, sizeof(float) * static_cast<size_t>(end - begin)); return;
+    case 1:
+      std::memcpy(y + begin, x + begin, sizeof(float) * static_cast<size_t>(end - begin));
+      return;
     case 2: return interleave_fixed<2>(x, y, plane, begin, end);
     case 3: return interleave_fixed<3>(x, y, plane, begin, end);
     case 4: return interleave_fixed<4>(x, y, plane, begin, end);

@@ -5,8 +5,9 @@
 // cached per input shape in the node's state. Moving the channels of a tensor with at most
 // kInterleaveMaxPlanes of them to the last axis ([N, C, spatial...] -> [N, spatial..., C], a
 // CNN's RGB input entering the channels-last layout) runs on interleave_planes instead
-// (row_kernels.h), about four times faster than the reorder there. Semantics and errors are the reference
-// Transpose's (engine/kernels/reference/layout_ops.cc), which is its oracle in the tests.
+// (row_kernels.h), about four times faster than the reorder there. Semantics and errors are
+// the reference Transpose's (engine/kernels/reference/layout_ops.cc), which is its oracle in
+// the tests.
 #include <algorithm>
 
 #include "kernels/cpu/dnnl_common.h"
@@ -46,8 +47,10 @@ void interleave_images(const Tensor& x, Tensor& y, ThreadPool* pool) {
   float* dst = y.data<float>();
   auto body = [&](int64_t b, int64_t e) {
     for (int64_t n = b / plane; n < N && n * plane < e; ++n) {
-      const int64_t lo = std::max(b, n * plane) - n * plane, hi = std::min(e, (n + 1) * plane) - n * plane;
-      interleave_planes(best_vector_isa(), src + n * C * plane, dst + n * C * plane, C, plane, lo, hi);
+      const int64_t lo = std::max(b, n * plane) - n * plane;
+      const int64_t hi = std::min(e, (n + 1) * plane) - n * plane;
+      interleave_planes(best_vector_isa(), src + n * C * plane, dst + n * C * plane, C, plane, lo,
+                        hi);
     }
   };
   if (pool)
