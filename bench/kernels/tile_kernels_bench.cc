@@ -5,7 +5,7 @@
 //   conv3x3  channels-last 3x3 convolutions (+ bias + Relu): the tile form vs oneDNN's direct nhwc
 //   conv1x1  1x1 convolutions with a residual sum: oneDNN nhwc vs nChw8c (the layout question)
 //   attention a MiniLM / BERT-base layer's heads (128 tokens): tiles vs the oneDNN batched matmuls
-//   attention_bf16  the same layer on the float32 tiles vs the bf16 pair tiles (fast mode), on
+//   attention_bf16  the same layer on the bf16 pair tiles (fast mode) vs the float32 tiles, on
 //             CPUs with avx512_bf16
 // Usage: osprey_tile_bench [--cold] [--rounds N]   (OMP_NUM_THREADS=1 for oneDNN's one thread)
 #include <algorithm>
@@ -188,6 +188,24 @@ struct StageTimes {
   double pack = 0, scores = 0, softmax = 0, probs_v = 0;
 };
 
+// Per-round times of two forms of the layer (A and B) and A's stages per head; prints the
+// table row of medians with the largest difference between the two outputs.
+struct AttentionRows {
+  std::vector<double> a, b, pack, scores, softmax, probs_v;
+  void add(double ta, double tb, const StageTimes& st, int64_t heads) {
+    a.push_back(ta), b.push_back(tb);
+    pack.push_back(st.pack / heads), scores.push_back(st.scores / heads),
+        softmax.push_back(st.softmax / heads), probs_v.push_back(st.probs_v / heads);
+  }
+  void print(int64_t D, const std::vector<float>& ya, const std::vector<float>& yb) const {
+    double diff = 0;
+    for (size_t i = 0; i < ya.size(); ++i) diff = std::max(diff, double(std::fabs(ya[i] - yb[i])));
+    std::printf("| %ld | %.3f | %.3f | %.2fx | %.1f / %.1f / %.1f / %.1f | %.1e |\n", long(D),
+                median(a) * 1e3, median(b) * 1e3, median(a) / median(b), median(pack) * 1e6,
+                median(scores) * 1e6, median(softmax) * 1e6, median(probs_v) * 1e6, diff);
+  }
+};
+
 // The layer on the float32 tiles, as the Attention kernel runs it, into y; stage times into t.
 void f32_layer(const AttentionLayer& L, VectorIsa isa, std::vector<float>& y, StageTimes* t) {
   static thread_local std::vector<float> kp, vp, sc, inv;
@@ -244,7 +262,7 @@ void attention(Engine& e, int rounds) {
     std::unordered_map<int, memory> pv_args = {{DNNL_ARG_SRC, memory(s_md, e.eng, scores.data())},
                                                {DNNL_ARG_WEIGHTS, memory(v_md, e.eng, L.v.data())},
                                                {DNNL_ARG_DST, memory(y_md, e.eng, y2.data())}};
-    std::vector<double> tt, to, tp, tq, ts, tv;
+    AttentionRows rows;
     for (int i = 0; i < rounds + 3; ++i) {
       maybe_evict();
       StageTimes st;
@@ -258,17 +276,9 @@ void attention(Engine& e, int rounds) {
       pv.execute(e.stream, pv_args);
       e.stream.wait();
       const double t3 = now();
-      if (i >= 3) {
-        tt.push_back(t1 - t0), to.push_back(t3 - t2);
-        tp.push_back(st.pack / H), tq.push_back(st.scores / H), ts.push_back(st.softmax / H),
-            tv.push_back(st.probs_v / H);
-      }
+      if (i >= 3) rows.add(t1 - t0, t3 - t2, st, H);
     }
-    double diff = 0;
-    for (size_t i = 0; i < y1.size(); ++i) diff = std::max(diff, double(std::fabs(y1[i] - y2[i])));
-    std::printf("| %ld | %.3f | %.3f | %.2fx | %.1f / %.1f / %.1f / %.1f | %.1e |\n", long(D),
-                median(tt) * 1e3, median(to) * 1e3, median(tt) / median(to), median(tp) * 1e6,
-                median(tq) * 1e6, median(ts) * 1e6, median(tv) * 1e6, diff);
+    rows.print(D, y1, y2);
   }
 }
 
@@ -280,9 +290,9 @@ void attention_bf16(int rounds) {
     std::printf("\n## attention_bf16: not run, the CPU has no avx512_bf16\n");
     return;
   }
-  std::printf("\n## attention_bf16: a layer of 12 heads x 128 tokens, float32 tiles vs bf16 pair tiles%s\n",
+  std::printf("\n## attention_bf16: a layer of 12 heads x 128 tokens, bf16 pair tiles vs float32 tiles%s\n",
               g_cold ? ", cold caches" : "");
-  std::printf("| head size | f32 ms | bf16 ms | ratio | bf16: pack / scores / softmax / probs V us per head | max diff |\n");
+  std::printf("| head size | bf16 ms | f32 ms | ratio | bf16: pack / scores / softmax / probs V us per head | max diff |\n");
   std::printf("| --- | --- | --- | --- | --- | --- |\n");
   const VectorIsa isa = best_vector_isa();
   for (const int64_t D : {32, 64}) {
@@ -292,7 +302,7 @@ void attention_bf16(int rounds) {
     std::vector<uint32_t> kw(static_cast<size_t>(pair_panel_words(D, S))),
         vw(static_cast<size_t>(pair_panel_words(S, D))), qw(static_cast<size_t>(R * ldq)),
         ew(static_cast<size_t>(R * lde));
-    std::vector<double> tf, tb, tp, tq, ts, tv;
+    AttentionRows rows;
     for (int i = 0; i < rounds + 3; ++i) {
       maybe_evict();
       StageTimes unused;
@@ -321,17 +331,9 @@ void attention_bf16(int rounds) {
         }
       }
       const double t3 = now();
-      if (i >= 3) {
-        tf.push_back(t1 - t0), tb.push_back(t3 - t2);
-        tp.push_back(st.pack / H), tq.push_back(st.scores / H), ts.push_back(st.softmax / H),
-            tv.push_back(st.probs_v / H);
-      }
+      if (i >= 3) rows.add(t3 - t2, t1 - t0, st, H);
     }
-    double diff = 0;
-    for (size_t i = 0; i < y1.size(); ++i) diff = std::max(diff, double(std::fabs(y1[i] - y2[i])));
-    std::printf("| %ld | %.3f | %.3f | %.2fx | %.1f / %.1f / %.1f / %.1f | %.1e |\n", long(D),
-                median(tf) * 1e3, median(tb) * 1e3, median(tb) / median(tf), median(tp) * 1e6,
-                median(tq) * 1e6, median(ts) * 1e6, median(tv) * 1e6, diff);
+    rows.print(D, y2, y1);
   }
 }
 

@@ -11,15 +11,15 @@
 #include <vector>
 
 #include "kernels/cpu/attention_bf16.h"
+#include "kernel_harness.h"
 
 namespace osprey::testing {
 namespace {
 
+// n values in [-2, 2).
 std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(gen);
+  std::vector<float> v = values<float>(random_tensor({static_cast<int64_t>(n)}, seed));
+  for (float& x : v) x *= 2.0f;
   return v;
 }
 
