@@ -26,12 +26,12 @@ float round_to_bf16(float x) {
   return std::bit_cast<float>(u);
 }
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma")
-
 namespace {
 
-#define OSPREY_INLINE inline __attribute__((always_inline))
+// Every function that touches 512-bit vectors carries the target (GCC and clang alike; a
+// `#pragma GCC target` region would not reach clang).
+#define OSPREY_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma")))
+#define OSPREY_INLINE OSPREY_BF16 inline __attribute__((always_inline))
 
 // Lane mask of the first n (<= 16) lanes.
 OSPREY_INLINE __mmask16 first_lanes(int64_t n) {
@@ -107,8 +107,9 @@ OSPREY_INLINE void rows_tail(int rows, const uint32_t* a, int64_t lda, const uin
 constexpr int kRows = 12;
 
 template <int P>
-void column_block(const uint32_t* a, int64_t lda, int64_t m, int64_t kw, const uint32_t* panel,
-                  float* c, int64_t ldc, int64_t width, const float* s) {
+OSPREY_BF16 void column_block(const uint32_t* a, int64_t lda, int64_t m, int64_t kw,
+                              const uint32_t* panel, float* c, int64_t ldc, int64_t width,
+                              const float* s) {
   int64_t i = 0;
   for (; i + kRows <= m; i += kRows)
     tile<kRows, P>(a + i * lda, lda, panel, kw, c + i * ldc, ldc, width, s ? s + i : nullptr);
@@ -117,8 +118,8 @@ void column_block(const uint32_t* a, int64_t lda, int64_t m, int64_t kw, const u
                             width, s ? s + i : nullptr);
 }
 
-void pack_pairs(const float* src, int64_t ld, bool transposed, int64_t k, int64_t n, float scale,
-                uint32_t* dst) {
+OSPREY_BF16 void pack_pairs(const float* src, int64_t ld, bool transposed, int64_t k, int64_t n,
+                            float scale, uint32_t* dst) {
   const int64_t kw = (k + 1) / 2;
   const __m512 s = _mm512_set1_ps(scale);
   for (int64_t j0 = 0; j0 < n; j0 += kPanelWidth) {
@@ -160,8 +161,9 @@ void pack_pairs(const float* src, int64_t ld, bool transposed, int64_t k, int64_
   }
 }
 
-void product(const uint32_t* a, int64_t lda, int64_t m, int64_t k, const uint32_t* panels,
-             int64_t n, float* c, int64_t ldc, const float* s) {
+OSPREY_BF16 void product(const uint32_t* a, int64_t lda, int64_t m, int64_t k,
+                         const uint32_t* panels, int64_t n, float* c, int64_t ldc,
+                         const float* s) {
   const int64_t kw = (k + 1) / 2;
   int64_t j0 = 0;
   for (; n - j0 > kPanelWidth; j0 += 2 * kPanelWidth)
@@ -171,15 +173,15 @@ void product(const uint32_t* a, int64_t lda, int64_t m, int64_t k, const uint32_
     column_block<1>(a, lda, m, kw, panels + j0 * kw, c + j0, ldc, n - j0, s);
 }
 
-void to_pairs(const float* a, int64_t lda, int64_t m, int64_t k, uint32_t* dst, int64_t ldd) {
+OSPREY_BF16 void to_pairs(const float* a, int64_t lda, int64_t m, int64_t k, uint32_t* dst,
+                          int64_t ldd) {
   for (int64_t i = 0; i < m; ++i) row_to_pairs(a + i * lda, k, 1.0f, dst + i * ldd);
 }
 
 #undef OSPREY_INLINE
+#undef OSPREY_BF16
 
 }  // namespace
-
-#pragma GCC pop_options
 
 void pack_pairs_bf16(const float* src, int64_t ld, bool transposed, int64_t k, int64_t n,
                      float scale, uint32_t* dst) {
