@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "base/large_pages.h"
 #include "planner/memory_plan.h"
 
 namespace osprey {
@@ -18,10 +19,12 @@ size_t rounded_bytes(DType dtype, int64_t numel) {
   return (bytes + kAlign - 1) / kAlign * kAlign;
 }
 
+// In transparent huge pages from 2 MiB up (base/large_pages.h).
 std::shared_ptr<std::byte> new_arena(size_t bytes) {
-  void* p = std::aligned_alloc(kAlign, bytes == 0 ? kAlign : bytes);
+  void* p = allocate_large(bytes);
   if (!p) throw std::bad_alloc();
-  return std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
+  return std::shared_ptr<std::byte>(static_cast<std::byte*>(p),
+                                    [](std::byte* q) { free_large(q); });
 }
 }  // namespace
 

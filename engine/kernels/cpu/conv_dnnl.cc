@@ -72,6 +72,7 @@ struct ConvState final : KernelState {
   // The first is made at load when the input's shape is declared (prepack); a later layout is
   // reordered from the plain weights, or from the first packed form once they are released.
   std::vector<std::pair<memory::desc, memory>> packed;
+  std::vector<std::shared_ptr<void>> packed_storage;  // what `packed`'s memories live in
   // When a primitive takes W in its plain layout, its "packed" form is the plain W itself:
   // this keeps that storage alive after the session releases its copy.
   Tensor plain_held;
@@ -338,19 +339,19 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
         if (st.tap_rows.empty()) return internal_error("convolution: W was released unpacked");
         std::vector<float> plain =
             unpack_tap_rows(*st.tap_rows.front(), M, C, wshape[2], wshape[3]);
-        e->packed_weights = memory(e->w_md, dnnl_engine());
+        e->packed_weights = large_memory(e->w_md, &st.packed_storage);
         run_reorder(make_reorder(e->w_plain, e->w_md), wrap(e->w_plain, plain.data()),
                     e->packed_weights);
       } else if (st.weights_released && st.plain_held.defined()) {  // held for Winograd
-        e->packed_weights = memory(e->w_md, dnnl_engine());
+        e->packed_weights = large_memory(e->w_md, &st.packed_storage);
         run_reorder(make_reorder(e->w_plain, e->w_md), wrap(e->w_plain, st.plain_held.raw_data()),
                     e->packed_weights);
       } else if (st.weights_released) {  // only a packed form is left: reorder from it
         const auto& [from_md, from] = st.packed.front();
-        e->packed_weights = memory(e->w_md, dnnl_engine());
+        e->packed_weights = large_memory(e->w_md, &st.packed_storage);
         run_reorder(make_reorder(from_md, e->w_md), from, e->packed_weights);
       } else if (e->w_reorder) {
-        e->packed_weights = memory(e->w_md, dnnl_engine());
+        e->packed_weights = large_memory(e->w_md, &st.packed_storage);
         run_reorder(*e->w_reorder, wrap(e->w_plain, st.weights.raw_data()), e->packed_weights);
         // Other layouts are not reordered from a Winograd one: keep the plain weights too.
         if (wino) st.plain_held = st.weights;

@@ -1,6 +1,7 @@
 #include "kernels/cpu/dnnl_common.h"
 
 #include "base/block_cache.h"
+#include "base/large_pages.h"
 
 #include <omp.h>
 
@@ -249,6 +250,13 @@ Status require_f32(const KernelContext& ctx, int i, const char* what) {
   if (!ctx.input_value(i).is_tensor() || ctx.input(i).dtype() != DType::kFloat32)
     return invalid_argument(what, " must be a float32 tensor");
   return Status::Ok();
+}
+
+dnnl::memory large_memory(const dnnl::memory::desc& md, std::vector<std::shared_ptr<void>>* owner) {
+  void* p = allocate_large(md.get_size());
+  if (!p) throw std::bad_alloc();
+  owner->push_back(std::shared_ptr<void>(p, [](void* q) { free_large(q); }));
+  return dnnl::memory(md, dnnl_engine(), p);
 }
 
 }  // namespace osprey::cpu

@@ -66,6 +66,11 @@ class Buffer {
   std::unique_ptr<void, Free> ptr_;
 };
 
+// A oneDNN memory of `md` for weights packed at load, in storage from allocate_large (2 MiB
+// pages from 2 MiB up, base/large_pages.h) that `owner` keeps: the memory must not outlive
+// it. Throws std::bad_alloc when out of memory (kernels run under guarded()).
+dnnl::memory large_memory(const dnnl::memory::desc& md, std::vector<std::shared_ptr<void>>* owner);
+
 // Wraps a plain tensor buffer as oneDNN memory (no copy). Creating a memory object allocates:
 // the run path binds buffers through ExecArgs instead.
 inline dnnl::memory wrap(const dnnl::memory::desc& md, const void* data) {

@@ -134,10 +134,10 @@ Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2
     if (!e->packed_b) {
       if (st.weights_released) {  // only a packed form is left: reorder from it
         const auto& [from_md, from] = st.packed.front();
-        e->packed_b = memory(e->b_md, dnnl_engine());
+        e->packed_b = large_memory(e->b_md, &st.packed_storage);
         run_reorder(make_reorder(from_md, e->b_md), from, e->packed_b);
       } else if (e->b_reorder) {
-        e->packed_b = memory(e->b_md, dnnl_engine());
+        e->packed_b = large_memory(e->b_md, &st.packed_storage);
         run_reorder(*e->b_reorder, wrap(e->b_plain, st.weights.raw_data()), e->packed_b);
       } else {  // the primitive reads B as it is: hold the plain storage
         e->packed_b = wrap(e->b_plain, st.weights.raw_data());

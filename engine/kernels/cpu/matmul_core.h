@@ -39,6 +39,7 @@ struct MatMulState final : KernelState {
   // first is made at load (prepack_weights); a later layout is reordered from the plain B, or
   // from the first packed form once the plain B is released.
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> packed;
+  std::vector<std::shared_ptr<void>> packed_storage;  // what `packed`'s memories live in
   // When a primitive takes B in its plain layout, its "packed" form is the plain B itself:
   // this keeps that storage alive after the session releases its copy.
   Tensor plain_held;
