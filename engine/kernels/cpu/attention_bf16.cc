@@ -118,8 +118,11 @@ OSPREY_BF16 void column_block(const uint32_t* a, int64_t lda, int64_t m, int64_t
                             width, s ? s + i : nullptr);
 }
 
-OSPREY_BF16 void pack_pairs(const float* src, int64_t ld, bool transposed, int64_t k, int64_t n,
-                            float scale, uint32_t* dst) {
+}  // namespace
+
+// The entry points of attention_bf16.h carry the target themselves.
+OSPREY_BF16 void pack_pairs_bf16(const float* src, int64_t ld, bool transposed, int64_t k,
+                                 int64_t n, float scale, uint32_t* dst) {
   const int64_t kw = (k + 1) / 2;
   const __m512 s = _mm512_set1_ps(scale);
   for (int64_t j0 = 0; j0 < n; j0 += kPanelWidth) {
@@ -161,9 +164,9 @@ OSPREY_BF16 void pack_pairs(const float* src, int64_t ld, bool transposed, int64
   }
 }
 
-OSPREY_BF16 void product(const uint32_t* a, int64_t lda, int64_t m, int64_t k,
-                         const uint32_t* panels, int64_t n, float* c, int64_t ldc,
-                         const float* s) {
+OSPREY_BF16 void panel_product_bf16(const uint32_t* a, int64_t lda, int64_t m, int64_t k,
+                                    const uint32_t* panels, int64_t n, float* c, int64_t ldc,
+                                    const float* s) {
   const int64_t kw = (k + 1) / 2;
   int64_t j0 = 0;
   for (; n - j0 > kPanelWidth; j0 += 2 * kPanelWidth)
@@ -173,30 +176,12 @@ OSPREY_BF16 void product(const uint32_t* a, int64_t lda, int64_t m, int64_t k,
     column_block<1>(a, lda, m, kw, panels + j0 * kw, c + j0, ldc, n - j0, s);
 }
 
-OSPREY_BF16 void to_pairs(const float* a, int64_t lda, int64_t m, int64_t k, uint32_t* dst,
-                          int64_t ldd) {
+OSPREY_BF16 void rows_to_pairs_bf16(const float* a, int64_t lda, int64_t m, int64_t k,
+                                    uint32_t* dst, int64_t ldd) {
   for (int64_t i = 0; i < m; ++i) row_to_pairs(a + i * lda, k, 1.0f, dst + i * ldd);
 }
 
 #undef OSPREY_INLINE
 #undef OSPREY_BF16
-
-}  // namespace
-
-void pack_pairs_bf16(const float* src, int64_t ld, bool transposed, int64_t k, int64_t n,
-                     float scale, uint32_t* dst) {
-  pack_pairs(src, ld, transposed, k, n, scale, dst);
-}
-
-void rows_to_pairs_bf16(const float* a, int64_t lda, int64_t m, int64_t k, uint32_t* dst,
-                        int64_t ldd) {
-  to_pairs(a, lda, m, k, dst, ldd);
-}
-
-void panel_product_bf16(const uint32_t* a, int64_t lda, int64_t m, int64_t k,
-                        const uint32_t* panels, int64_t n, float* c, int64_t ldc,
-                        const float* row_scale) {
-  product(a, lda, m, k, panels, n, c, ldc, row_scale);
-}
 
 }  // namespace osprey::cpu
