@@ -204,7 +204,7 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
     GraphFlops flops = count_flops(profile.nodes);
     flops.flops *= static_cast<double>(profile.items);  // an item-by-item run's shapes are one item's
     peak = model_peak(p, flops, l.p50);
-    peak.winograd_nodes = winograd_marked_nodes(session.graph_dump());
+    peak.winograd_nodes = static_cast<int>(session.optimization_marks().winograd_nodes);
   }
   const ProfileSummary prof = profiles.summary(
       args.profile_top > 0 ? static_cast<size_t>(args.profile_top) : std::numeric_limits<size_t>::max());

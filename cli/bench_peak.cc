@@ -53,14 +53,6 @@ ModelPeak model_peak(const PeakResult& peak, const GraphFlops& flops, double p50
   return m;
 }
 
-int winograd_marked_nodes(const std::string& graph_dump) {
-  int n = 0;
-  for (size_t at = graph_dump.find("winograd="); at != std::string::npos;
-       at = graph_dump.find("winograd=", at + 1))
-    n += graph_dump.compare(at, 10, "winograd=0") != 0;
-  return n;
-}
-
 std::string peak_json(const PeakResult& p) {
   return "{\"isa\": " + json_string(fma_isa_name(p.isa)) +
          ", \"threads\": " + std::to_string(p.threads) +

@@ -33,8 +33,6 @@ struct ModelPeak {
 };
 ModelPeak model_peak(const PeakResult& peak, const GraphFlops& flops, double p50_ms);
 
-// Nodes marked winograd = 1 or 2 in an optimized graph's dump (Session::graph_dump).
-int winograd_marked_nodes(const std::string& graph_dump);
 
 std::string peak_json(const PeakResult& p);
 std::string model_peak_text(const ModelPeak& m);

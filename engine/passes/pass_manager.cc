@@ -119,11 +119,12 @@ Status PassManager::run(ir::Graph& g) {
   return Status::Ok();
 }
 
-Status optimize(ir::Graph& g, const SessionOptions& options) {
+Status optimize(ir::Graph& g, const SessionOptions& options, OptimizationMarks* marks) {
   auto pm = PassManager::with_default_passes(PassManagerOptions::from_session(options));
   OSPREY_RETURN_IF_ERROR(pm.run(g));
-  OSPREY_RETURN_IF_ERROR(apply_precision(g, options.precision, options.optimization_level).status());
-  apply_winograd(g, options.winograd, options.optimization_level);
+  OSPREY_ASSIGN_OR_RETURN(const int bf16, apply_precision(g, options.precision, options.optimization_level));
+  const int winograd = apply_winograd(g, options.winograd, options.optimization_level);
+  if (marks) *marks = OptimizationMarks{bf16, winograd};
   return Status::Ok();
 }
 

@@ -15,6 +15,7 @@
 
 #include "ir/graph.h"
 #include "osprey/options.h"
+#include "osprey/session.h"
 #include "passes/pass.h"
 
 namespace osprey::passes {
@@ -71,7 +72,8 @@ class PassManager {
 };
 
 // What Session runs after import: the default passes at the session's optimization level,
-// then the precision mode (apply_precision: fast mode marks the products for bf16).
-Status optimize(ir::Graph& g, const SessionOptions& options);
+// then the precision mode (apply_precision: fast mode marks the products for bf16) and the
+// Winograd policy (apply_winograd); `marks`, when given, receives how many nodes each marked.
+Status optimize(ir::Graph& g, const SessionOptions& options, OptimizationMarks* marks = nullptr);
 
 }  // namespace osprey::passes

@@ -46,6 +46,7 @@ class SessionImpl {
   std::map<std::string, int> input_ids;  // every graph input, incl. initializer-backed ones
   std::unique_ptr<ThreadPool> pool;      // options.threads (0 = what affinity and quota allow)
   KernelStates kernel_states;            // prepared per node at load; read-only afterwards
+  OptimizationMarks marks;               // what the precision mode and Winograd policy marked
   mutable RunMemory memory;              // plans and arenas of the runs' node outputs
   // The main graph's initializers by value id (empty elsewhere): runs read them in place.
   std::vector<Value> constants;
@@ -293,7 +294,7 @@ Result<std::unique_ptr<SessionImpl>> build_session(const SessionOptions& options
     impl->graph = std::move(model.graph);
     impl->stats = std::move(model.stats);
   }
-  OSPREY_RETURN_IF_ERROR(passes::optimize(*impl->graph, options));  // optimization_level 0: none
+  OSPREY_RETURN_IF_ERROR(passes::optimize(*impl->graph, options, &impl->marks));  // optimization_level 0: none
   OSPREY_RETURN_IF_ERROR(impl->resolve_kernels());
   PackedConstantReleaser releaser(*impl->graph);
   OSPREY_RETURN_IF_ERROR(prepare_kernels(
@@ -351,6 +352,8 @@ std::string Session::graph_dump() const { return passes::dump_graph(*impl_->grap
 std::string Session::batch_split_summary() const {
   return impl_->split_batches ? "item by item" : "whole batch (" + impl_->split_obstacle + ")";
 }
+
+const OptimizationMarks& Session::optimization_marks() const { return impl_->marks; }
 
 SessionMemoryUsage Session::memory_usage() const { return impl_->memory.usage(); }
 

@@ -111,6 +111,10 @@ TEST(ConvAlgorithmTest, SessionsWithAndWithoutWinogradAgree) {
   const int64_t built = cpu::winograd_convolutions_built() - before;
   auto s_off = Session::load_from_bytes(model(), off);
   ASSERT_TRUE(s_off.ok()) << s_off.status().to_string();
+  // The sessions say what their policy marked (bench --peak reports it).
+  EXPECT_EQ((*s_on)->optimization_marks().winograd_nodes, 1);
+  EXPECT_EQ((*s_off)->optimization_marks().winograd_nodes, 0);
+  EXPECT_EQ((*s_on)->optimization_marks().bf16_nodes, 0);
   auto r_off = (*s_off)->run(kIn);
   ASSERT_TRUE(r_off.ok()) << r_off.status().to_string();
   EXPECT_EQ(cpu::winograd_convolutions_built() - before, built) << "winograd off built some";

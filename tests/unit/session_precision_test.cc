@@ -83,6 +83,8 @@ TEST(SessionPrecision, FastModeMarksProductsAndStaysClose) {
             2)
       << dump;
   EXPECT_EQ(count_occurrences((*exact)->graph_dump(), "compute_precision"), 0);
+  EXPECT_EQ((*fast)->optimization_marks().bf16_nodes, 2);
+  EXPECT_EQ((*exact)->optimization_marks().bf16_nodes, 0);
 
   auto yf = (*fast)->run({{"x", input()}});
   auto ye = (*exact)->run({{"x", input()}});

@@ -74,6 +74,13 @@ struct SessionMemoryUsage {
   int64_t pooled_arena_bytes = 0;
 };
 
+// What the session's load-time choices marked in its optimized graph.
+struct OptimizationMarks {
+  int64_t bf16_nodes = 0;      // nodes set to compute in bf16 (fast precision)
+  int64_t winograd_nodes = 0;  // convolutions marked for Winograd (they run it where oneDNN
+                               // offers it; see SessionOptions::winograd)
+};
+
 // Per-node timings of one run, in execution order, and where its outputs lived.
 struct RunProfile {
   // Run item by item (SessionOptions::batch_split): each node's ms is summed over the items,
@@ -105,6 +112,8 @@ class Session {
   std::string graph_dump() const;
   // How a batch (first input dim > 1) runs: "item by item", or "whole batch (<why>)".
   std::string batch_split_summary() const;
+  // How many nodes the precision mode and the Winograd policy marked at load.
+  const OptimizationMarks& optimization_marks() const;
 
   // Runs the model. Every required input must be given; inputs with defaults
   // (initializers) may be overridden. Outputs come back in declared order.
