@@ -8,6 +8,7 @@
 #include <random>
 
 #include "cpu_test_harness.h"
+#include "kernels/cpu/transpose_dnnl.h"
 
 namespace osprey::testing {
 namespace {
@@ -139,14 +140,18 @@ TEST(CpuTranspose, FewChannelsToLastMatchesReference) {
   struct Case {
     Shape s;
     std::vector<int64_t> perm;
+    bool interleaves;  // whether the kernel takes interleave_planes
   };
   const std::vector<Case> cases = {
-      {{1, 3, 224, 224}, kToLast}, {{2, 3, 17, 9}, kToLast},     {{3, 1, 5, 5}, kToLast},
-      {{2, 2, 33, 7}, kToLast},    {{1, 4, 1, 1}, kToLast},      {{2, 5, 6, 7}, kToLast},
-      {{2, 3, 1000}, {0, 2, 1}},   {{2, 3, 4, 5, 6}, {0, 2, 3, 4, 1}},
-      {{2, 3, 4, 5}, {0, 3, 2, 1}}, {{0, 3, 4, 5}, kToLast}};
+      {{1, 3, 224, 224}, kToLast, true}, {{2, 3, 17, 9}, kToLast, true},
+      {{3, 1, 5, 5}, kToLast, true},     {{2, 2, 33, 7}, kToLast, true},
+      {{1, 4, 1, 1}, kToLast, true},     {{2, 5, 6, 7}, kToLast, false},
+      {{2, 3, 1000}, {0, 2, 1}, true},   {{2, 3, 4, 5, 6}, {0, 2, 3, 4, 1}, true},
+      {{2, 3, 4, 5}, {0, 3, 2, 1}, false}, {{0, 3, 4, 5}, kToLast, true},
+      {{2, 3, 4, 5}, {1, 2, 3, 0}, false}, {{3, 4}, {1, 0}, false}};
   for (const Case& c : cases) {
     SCOPED_TRACE(shape_to_string(c.s) + " perm " + shape_to_string(c.perm));
+    EXPECT_EQ(cpu::transpose_interleaves(c.s, c.perm), c.interleaves);
     const Tensor x = random_tensor(c.s, 5);
     const Tensor want = run_ref_transpose(x, c.perm);
     NodeRunner fast("Transpose", "", 13, {{"perm", ints_attr(c.perm)}}, Device::cpu, {Tensor()});

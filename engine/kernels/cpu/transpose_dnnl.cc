@@ -8,6 +8,8 @@
 // (row_kernels.h), about four times faster than the reorder there. Semantics and errors are
 // the reference Transpose's (engine/kernels/reference/layout_ops.cc), which is its oracle in
 // the tests.
+#include "kernels/cpu/transpose_dnnl.h"
+
 #include <algorithm>
 
 #include "kernels/cpu/dnnl_common.h"
@@ -27,8 +29,6 @@ struct TransposeEntry {
 struct TransposeState final : KernelState {
   ShapeCache<TransposeEntry> cache;
 };
-
-constexpr int64_t kInterleaveMaxPlanes = 4;
 
 // Whether perm moves axis 1 of a rank-r tensor (r >= 3) to the end and keeps the others in
 // order: [0, 2, 3, ..., r - 1, 1].
@@ -61,6 +61,10 @@ void interleave_images(const Tensor& x, Tensor& y, ThreadPool* pool) {
 
 }  // namespace
 
+bool transpose_interleaves(const Shape& x, const std::vector<int64_t>& perm) {
+  return perm.size() == x.size() && channels_to_last(perm) && x[1] <= kInterleaveMaxPlanes;
+}
+
 Status transpose(KernelContext& ctx) {
   if (!ctx.has_input(0)) return invalid_argument("input X is required");
   OSPREY_RETURN_IF_ERROR(require_f32(ctx, 0, "X"));
@@ -77,7 +81,7 @@ Status transpose(KernelContext& ctx) {
     ctx.set_output(0, std::move(t));
     return Status::Ok();
   }
-  if (channels_to_last(perm) && x.dim(1) <= kInterleaveMaxPlanes) {
+  if (transpose_interleaves(x.shape(), perm)) {
     interleave_images(x, y, ctx.pool());
     return Status::Ok();
   }
