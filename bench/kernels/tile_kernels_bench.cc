@@ -237,6 +237,24 @@ void f32_layer(const AttentionLayer& L, VectorIsa isa, std::vector<float>& y, St
 // against the form it replaced: one strided batched oneDNN matmul for all heads' scores
 // (scale as output scale), the softmax row kernel per head, a second batched matmul for
 // probs V written into Y's layout.
+// Rounds of `a` (which fills the stage times) then `b`, each from evicted caches when cold; the
+// first 3 rounds warm up, the others go into rows (a's time first).
+template <class A, class B>
+void alternate(int rounds, int64_t heads, AttentionRows* rows, A a, B b) {
+  for (int i = 0; i < rounds + 3; ++i) {
+    maybe_evict();
+    StageTimes st;
+    const double t0 = now();
+    a(&st);
+    const double t1 = now();
+    maybe_evict();
+    const double t2 = now();
+    b();
+    const double t3 = now();
+    if (i >= 3) rows->add(t1 - t0, t3 - t2, st, heads);
+  }
+}
+
 void attention(Engine& e, int rounds) {
   std::printf("\n## attention: a layer of 12 heads x 128 tokens, tiles vs oneDNN batched matmul%s\n",
               g_cold ? ", cold caches" : "");
@@ -263,21 +281,14 @@ void attention(Engine& e, int rounds) {
                                                {DNNL_ARG_WEIGHTS, memory(v_md, e.eng, L.v.data())},
                                                {DNNL_ARG_DST, memory(y_md, e.eng, y2.data())}};
     AttentionRows rows;
-    for (int i = 0; i < rounds + 3; ++i) {
-      maybe_evict();
-      StageTimes st;
-      const double t0 = now();
-      f32_layer(L, isa, y1, &st);
-      const double t1 = now();
-      maybe_evict();
-      const double t2 = now();
-      qk.execute(e.stream, qk_args);
-      for (int64_t h = 0; h < H; ++h) softmax_rows(isa, scores.data() + h * S * S, S, S, nullptr, 0, 0);
-      pv.execute(e.stream, pv_args);
-      e.stream.wait();
-      const double t3 = now();
-      if (i >= 3) rows.add(t1 - t0, t3 - t2, st, H);
-    }
+    alternate(
+        rounds, H, &rows, [&](StageTimes* st) { f32_layer(L, isa, y1, st); },
+        [&] {
+          qk.execute(e.stream, qk_args);
+          for (int64_t h = 0; h < H; ++h) softmax_rows(isa, scores.data() + h * S * S, S, S, nullptr, 0, 0);
+          pv.execute(e.stream, pv_args);
+          e.stream.wait();
+        });
     rows.print(D, y1, y2);
   }
 }
@@ -303,20 +314,12 @@ void attention_bf16(int rounds) {
         vw(static_cast<size_t>(pair_panel_words(S, D))), qw(static_cast<size_t>(R * ldq)),
         ew(static_cast<size_t>(R * lde));
     AttentionRows rows;
-    for (int i = 0; i < rounds + 3; ++i) {
-      maybe_evict();
-      StageTimes unused;
-      const double t0 = now();
-      f32_layer(L, isa, y1, &unused);
-      const double t1 = now();
-      maybe_evict();
-      StageTimes st;
-      const double t2 = now();
+    const auto bf16_layer = [&](StageTimes* st) {
       for (int64_t h = 0; h < H; ++h) {
         const double a = now();
         pack_pairs_bf16(L.k.data() + h * D, HD, true, D, S, L.scale, kw.data());
         pack_pairs_bf16(L.v.data() + h * D, HD, false, S, D, 1.0f, vw.data());
-        st.pack += now() - a;
+        st->pack += now() - a;
         for (int64_t i0 = 0; i0 < S; i0 += R) {
           const double b = now();
           rows_to_pairs_bf16(L.q.data() + h * D + i0 * HD, HD, R, D, qw.data(), ldq);
@@ -327,12 +330,14 @@ void attention_bf16(int rounds) {
           rows_to_pairs_bf16(sc.data(), S, R, S, ew.data(), lde);
           panel_product_bf16(ew.data(), lde, R, S, vw.data(), D, y2.data() + h * D + i0 * HD, HD,
                              inv.data());
-          st.scores += c - b, st.softmax += d - c, st.probs_v += now() - d;
+          st->scores += c - b, st->softmax += d - c, st->probs_v += now() - d;
         }
       }
-      const double t3 = now();
-      if (i >= 3) rows.add(t3 - t2, t1 - t0, st, H);
-    }
+    };
+    alternate(rounds, H, &rows, bf16_layer, [&] {
+      StageTimes unused;
+      f32_layer(L, isa, y1, &unused);
+    });
     rows.print(D, y2, y1);
   }
 }
