@@ -146,7 +146,11 @@ void make_room_for(size_t args) {
 dnnl_memory_t bind(const void* prim, int id, const dnnl::memory::desc& md, const void* data) {
   BoundMap& bound = thread_bound();
   auto it = bound.find({prim, id});
-  if (it == bound.end() || it->second.get_desc() != md) {
+  // The bound memory's descriptor compared in place (get_desc() would copy it, ~1 KB, on every
+  // execution).
+  const dnnl_memory_desc_t* have = nullptr;
+  if (it != bound.end()) dnnl_memory_get_memory_desc(it->second.get(), &have);
+  if (!have || !dnnl_memory_desc_equal(have, &md.data)) {
     dnnl::memory m(md, dnnl_engine(), const_cast<void*>(data));
     bound[{prim, id}] = m;
     return m.get();
