@@ -10,7 +10,13 @@ two runs made back to back, so it cancels drift in the machine's speed better th
 of medians does on a noisy machine). Batch 1. `--precision fast` runs Osprey in its bf16 fast mode
 (onnxruntime stays float32: the issue's fast-mode target is a ratio to ORT's float32 p50).
 
+`--peer openvino` pairs Osprey with OpenVINO's CPU plugin instead, at the same precision
+(PERFORMANCE_HINT LATENCY, one stream, INFERENCE_NUM_THREADS = N, INFERENCE_PRECISION_HINT f32
+for exact and bf16 for fast, as `osprey bench`'s openvino peer sets them; the precision the
+plugin holds is printed).
+
     .venv/bin/python tools/bench/compare_ort.py --models mobilenetv2 resnet50 --threads 1 2
+    .venv/bin/python tools/bench/compare_ort.py --peer openvino --precision fast --models resnet50
 """
 
 import argparse
@@ -51,20 +57,47 @@ def pick_case(model):
     return name, make()
 
 
-def ort_p50(path, feeds, threads, warmup, iters):
+def timed_p50(call, warmup, iters):
+    for _ in range(warmup):
+        call()
+    times = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def ort_p50(path, feeds, threads, warmup, iters, precision):
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-    for _ in range(warmup):
-        sess.run(None, feeds)
-    times = []
-    for _ in range(iters):
-        t0 = time.perf_counter()
-        sess.run(None, feeds)
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+    return timed_p50(lambda: sess.run(None, feeds), warmup, iters)
+
+
+def openvino_p50(path, feeds, threads, warmup, iters, precision):
+    import openvino as ov
+    import openvino.properties as props
+    import openvino.properties.hint as hints
+
+    model = ov.convert_model(str(path))
+    model.reshape({k: list(v.shape) for k, v in feeds.items()})
+    config = {
+        hints.performance_mode: hints.PerformanceMode.LATENCY,
+        props.num_streams: 1,
+        props.inference_num_threads: threads,
+        hints.inference_precision: ov.Type.bf16 if precision == "fast" else ov.Type.f32,
+    }
+    compiled = ov.Core().compile_model(model, "CPU", config)
+    held = compiled.get_property("INFERENCE_PRECISION_HINT")
+    openvino_p50.precision = held.get_type_name() if hasattr(held, "get_type_name") else str(held)
+    request = compiled.create_infer_request()
+    return timed_p50(lambda: request.infer(feeds, share_inputs=True, share_outputs=False), warmup, iters)
+
+
+PEERS = {"onnxruntime": ort_p50, "openvino": openvino_p50}
 
 
 def osprey_p50(osprey, path, inputs, threads, warmup, iters, precision, extra=()):
@@ -85,14 +118,21 @@ def main():
     ap.add_argument("--osprey", default=str(REPO / "build" / "cli" / "osprey"))
     ap.add_argument("--zoo", default=str(REPO / "models"))
     ap.add_argument("--precision", choices=["exact", "fast"], default="exact",
-                    help="Osprey's precision mode (onnxruntime always runs float32)")
+                    help="Osprey's precision mode (onnxruntime always runs float32; openvino "
+                         "runs the same precision)")
+    ap.add_argument("--peer", choices=sorted(PEERS), default="onnxruntime")
     ap.add_argument("--osprey-arg", action="append", default=[],
                     help="one more `osprey bench` argument (repeatable), e.g. --osprey-arg=--blocked-layout=off")
     args = ap.parse_args()
     extra = f" {' '.join(args.osprey_arg)}" if args.osprey_arg else ""
-    print(f"onnxruntime {ort.__version__}; rounds {args.rounds} x (warmup {args.warmup}, "
+    if args.peer == "openvino":
+        import openvino as ov
+        peer_version = f"openvino {ov.get_version().split('-')[0]}"
+    else:
+        peer_version = f"onnxruntime {ort.__version__}"
+    print(f"{peer_version}; rounds {args.rounds} x (warmup {args.warmup}, "
           f"iterations {args.iterations}); Osprey precision {args.precision}{extra}; medians of per-round p50, ms")
-    print("| model | case | threads | Osprey p50 | onnxruntime p50 | ratio | per-round ratio, median [min-max] |")
+    print(f"| model | case | threads | Osprey p50 | {args.peer} p50 | ratio | per-round ratio, median [min-max] |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     tmp = Path(tempfile.mkdtemp())
     for model in args.models:
@@ -104,11 +144,13 @@ def main():
             for _ in range(args.rounds):
                 a.append(osprey_p50(args.osprey, path, inputs, threads, args.warmup, args.iterations,
                                     args.precision, args.osprey_arg))
-                b.append(ort_p50(path, feeds, threads, args.warmup, args.iterations))
+                b.append(PEERS[args.peer](path, feeds, threads, args.warmup, args.iterations, args.precision))
             ma, mb = statistics.median(a), statistics.median(b)
             ratios = [x / y for x, y in zip(a, b)]
             print(f"| {model} | {case} | {threads} | {ma:.1f} | {mb:.1f} | {ma / mb:.2f}x | "
                   f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}] |", flush=True)
+            if args.peer == "openvino":
+                print(f"(openvino held INFERENCE_PRECISION_HINT = {openvino_p50.precision})", flush=True)
 
 
 if __name__ == "__main__":
