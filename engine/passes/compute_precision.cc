@@ -17,6 +17,12 @@ bool is_bf16_fused_conv(const ir::Node& n) {
          n.outputs.size() == 1 && n.outputs[0] != ir::kNoValue;
 }
 
+bool is_bf16_fused_matmul(const ir::Node& n) {
+  const ir::Attribute* p = n.find_attribute(kComputePrecisionAttr);
+  return n.domain == "com.osprey" && n.op_type == "FusedMatMul" && p && p->s == "bf16" &&
+         n.outputs.size() == 1 && n.outputs[0] != ir::kNoValue;
+}
+
 // com.osprey MaxPool over channels-last tensors with Y only (no Indices).
 bool is_channels_last_max_pool(const ir::Node& n) {
   const ir::Attribute* cl = n.find_attribute("channels_last");
@@ -92,6 +98,34 @@ int keep_bf16_between_convs(ir::Graph& g) {
   return made;
 }
 
+int keep_bf16_between_products(ir::Graph& g) {
+  std::map<int, std::vector<std::pair<size_t, size_t>>> readers;
+  std::set<int> pinned(g.outputs.begin(), g.outputs.end());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (n.inputs[k] != ir::kNoValue) readers[n.inputs[k]].emplace_back(i, k);
+    pinned.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
+  }
+  int made = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    ir::Node& n = g.nodes[i];
+    const bool has_z = n.inputs.size() > 3 && n.inputs[3] != ir::kNoValue;
+    if (!is_bf16_fused_matmul(n) || has_z) continue;
+    const int y = n.outputs[0];
+    auto it = readers.find(y);
+    if (pinned.count(y) || it == readers.end()) continue;
+    bool ok = true;
+    for (auto [r, slot] : it->second) ok = ok && slot == 0 && is_bf16_fused_matmul(g.nodes[r]);
+    if (!ok) continue;
+    g.values[static_cast<size_t>(y)].type.dtype = DType::kBFloat16;
+    n.attributes["bf16_output"] = int_attribute(1);
+    for (auto [r, slot] : it->second) g.nodes[r].attributes["bf16_input"] = int_attribute(1);
+    ++made;
+  }
+  return made;
+}
+
 Result<int> apply_precision(ir::Graph& g, Precision precision, int optimization_level) {
   if (precision == Precision::kExact) return 0;
   if (optimization_level < 1)
@@ -122,7 +156,10 @@ Result<int> apply_precision(ir::Graph& g, Precision precision, int optimization_
         ++marked;
       }
   });
-  g.for_each_graph([](ir::Graph& sg) { keep_bf16_between_convs(sg); });
+  g.for_each_graph([](ir::Graph& sg) {
+    keep_bf16_between_convs(sg);
+    keep_bf16_between_products(sg);
+  });
   return marked;
 }
 

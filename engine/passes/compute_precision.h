@@ -30,4 +30,11 @@ Result<int> apply_precision(ir::Graph& g, Precision precision, int optimization_
 // number of values made bfloat16.
 int keep_bf16_between_convs(ir::Graph& g);
 
+// Likewise for matrix products: the output Y of a FusedMatMul marked bf16 without a residual Z,
+// read only as A by FusedMatMuls marked bf16 (a transformer's feed-forward pair, the GELU fused
+// into the first), and neither a graph output nor read by a subgraph, becomes bfloat16: the
+// producer gets bf16_output = 1, the readers bf16_input = 1. Saves the readers' per-run
+// conversion and half of Y's bytes. Returns the number of values made bfloat16.
+int keep_bf16_between_products(ir::Graph& g);
+
 }  // namespace osprey::passes

@@ -1,4 +1,5 @@
-// compute_precision = "bf16" on the oneDNN Conv / FusedConv / MatMul / FusedMatMul / Gemm: the
+// compute_precision = "bf16" on the oneDNN Conv / FusedConv / MatMul / FusedMatMul / Gemm (and the
+// bfloat16 activations between fast-mode convolutions and between FusedMatMuls): the
 // result stays within bf16 rounding of the float32 reference, and it really is computed in
 // bf16 (it differs from the float32 fast kernel's result, which a silent float32 fallback
 // would reproduce). Prepared (constant weights) and unprepared, 1 and 2 threads.
@@ -171,6 +172,63 @@ TEST(CpuBf16, Bf16ActivationsAreCheckedAgainstTheAttributes) {
   EXPECT_NE(got.status().message().find("bf16_input = 1 needs compute_precision = \"bf16\""),
             std::string::npos)
       << got.status().to_string();
+}
+
+// FusedMatMul's bf16_input / bf16_output: A bfloat16 in (no per-run conversion), Y bfloat16
+// out, between fast-mode products. The oracle is the float32 reference on the same
+// bf16-representable A; Y is bf16-rounded.
+void check_matmul_bf16_io(Attrs attrs, const Tensor& a, const Tensor& b, const Tensor& bias, bool bf16_a,
+                          bool bf16_y) {
+  if (!cpu::bf16_compute_available())
+    GTEST_SKIP() << "no native bf16 here (oneDNN offers '" << cpu::bf16_probe_implementation() << "')";
+  const Tensor ar = to_f32(to_bf16(a));
+  NodeRunner ref("FusedMatMul", "com.osprey", 1, attrs, Device::ref);
+  auto want = ref.run({ar, b, bias});
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  attrs["compute_precision"] = string_attr("bf16");
+  attrs["bf16_input"] = int_attr(bf16_a ? 1 : 0);
+  attrs["bf16_output"] = int_attr(bf16_y ? 1 : 0);
+  static ThreadPool pool2(2);
+  NodeRunner prepared("FusedMatMul", "com.osprey", 1, attrs, Device::cpu, {Tensor(), b});
+  NodeRunner unprepared("FusedMatMul", "com.osprey", 1, attrs, Device::cpu);
+  ASSERT_TRUE(prepared.prepare_status().ok()) << prepared.prepare_status().to_string();
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2})
+    for (const NodeRunner* r : {&prepared, &unprepared}) {
+      auto got = r->run({bf16_a ? to_bf16(a) : ar, b, bias}, pool);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      ASSERT_EQ(got->dtype(), bf16_y ? DType::kBFloat16 : DType::kFloat32);
+      EXPECT_EQ(got->shape(), want->shape());
+      expect_close(bf16_y ? to_f32(*got) : *got, *want, kBf16Tol);
+    }
+}
+
+TEST(CpuBf16, FusedMatMulTakesAndGivesBf16Activations) {
+  const Attrs gelu = {{"activation", string_attr("Gelu")}};
+  const Tensor a = random_tensor({2, 5, 48}, 50), b = random_tensor({48, 40}, 51), bias = random_tensor({40}, 52);
+  check_matmul_bf16_io(gelu, a, b, bias, true, true);   // bf16 in, bf16 out (a feed-forward pair's first)
+  check_matmul_bf16_io(gelu, a, b, bias, false, true);  // float32 in, bf16 out
+  check_matmul_bf16_io({}, a, b, bias, true, false);    // bf16 in, float32 out (the pair's second)
+  // B stored transposed, no bias, odd sizes, 2-D A.
+  check_matmul_bf16_io({{"trans_b", int_attr(1)}}, random_tensor({7, 33}, 53), random_tensor({19, 33}, 54),
+                       Tensor(), true, true);
+}
+
+TEST(CpuBf16, FusedMatMulBf16AttributesAreChecked) {
+  const Tensor a = random_tensor({4, 8}, 55), b = random_tensor({8, 8}, 56), z = random_tensor({4, 8}, 57);
+  Attrs at = {{"compute_precision", string_attr("bf16")}, {"bf16_input", int_attr(1)}};
+  auto expect_error = [](const Attrs& attrs, const std::vector<Tensor>& in, const char* text) {
+    NodeRunner r("FusedMatMul", "com.osprey", 1, attrs, Device::cpu);
+    auto got = r.run(in);
+    ASSERT_FALSE(got.ok()) << text;
+    EXPECT_NE(got.status().message().find(text), std::string::npos) << got.status().to_string();
+  };
+  expect_error(at, {a, b}, "A must be a bfloat16 tensor (bf16_input = 1)");
+  at["bf16_output"] = int_attr(1);
+  expect_error(at, {to_bf16(a), b, Tensor(), z}, "bf16_output = 1 takes no residual Z");
+  at["bf16_output"] = int_attr(2);
+  expect_error(at, {to_bf16(a), b}, "attribute bf16_output must be 0 or 1, got 2");
+  expect_error({{"compute_precision", string_attr("fp32")}, {"bf16_input", int_attr(1)}}, {to_bf16(a), b},
+               "bf16_input = 1 needs compute_precision = \"bf16\"");
 }
 
 TEST(CpuBf16, UnknownComputePrecisionIsAnError) {

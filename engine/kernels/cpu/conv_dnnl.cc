@@ -22,8 +22,8 @@
 // one, in its own blocked layout (a channels-last source and destination are reordered around
 // it), where oneDNN offers one and, for 1, where both channel counts are at least
 // kWinogradMinChannels and the output has kWinogradMinPixels (conv_dnnl.h); otherwise the
-// direct one. A channels-last depthwise convolution takes oneDNN's jit_dw kernel where oneDNN
-// offers it after brdgmm_dw (depthwise_pd).
+// direct one. A float32 channels-last depthwise convolution takes oneDNN's jit_dw kernel where
+// oneDNN offers it after brdgmm_dw (depthwise_pd).
 #include "kernels/cpu/conv_dnnl.h"
 
 #include <atomic>
@@ -203,9 +203,11 @@ bool starts_with(const char* s, const char* prefix) {
 
 // oneDNN 2.6 lists brdgmm_dw first for a channels-last depthwise convolution on AVX-512; its
 // older jit_dw kernel (same ISA, same nhwc source and destination) measured faster in the
-// models: 1.7-2.6% of MobileNetV2 and EfficientNet-Lite0 end to end, up to 25% on a layer,
-// never slower on one (float32 and bf16, 1 and 2 threads; docs/PERFORMANCE.md). `first` is the
-// primitive oneDNN offered first for `desc`.
+// models: 1.7-2.6% of MobileNetV2 and EfficientNet-Lite0 end to end in float32, up to 25% on a
+// layer, never slower on one (1 and 2 threads; docs/PERFORMANCE.md). In bf16 compute it was
+// 3.5% faster too, with the same mean error, but it turned one of the 40 evaluation images'
+// EfficientNet-Lite0 top-1 class (the fast-mode target is 99% agreement): bf16 keeps
+// brdgmm_dw. `first` is the primitive oneDNN offered first for `desc`.
 dnnl::convolution_forward::primitive_desc depthwise_pd(
     const dnnl::convolution_forward::desc& desc, const dnnl::primitive_attr& attr,
     dnnl::convolution_forward::primitive_desc first) {
@@ -311,7 +313,7 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   dnnl::convolution_forward::primitive_desc pd =
       wino ? *wino : dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_engine());
   const bool depthwise = group > 1 && group == C && group == M;
-  if (!wino && cl && depthwise) pd = depthwise_pd(desc, attr, std::move(pd));
+  if (!wino && cl && depthwise && !st.bf16) pd = depthwise_pd(desc, attr, std::move(pd));
   // The tile and tap forms need only the direct primitive's name: decide before compiling it.
   const bool forms_apply = !wino && packable && (cl || blk) && group == 1 && !st.bf16 && win.nd == 2 &&
                        shape_numel(win.kernel) > 1;

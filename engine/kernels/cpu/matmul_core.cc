@@ -84,11 +84,13 @@ void build_conv(MatMulEntry* e, const dnnl::convolution_forward::primitive_desc&
 Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2D& p, int threads,
                                                  bool packable) {
   auto e = std::make_shared<MatMulEntry>();
-  e->a_md = matrix_desc(p.M, p.K, p.trans_a);
-  e->b_plain = matrix_desc(p.K, p.N, p.trans_b);
-  e->y_md = matrix_desc(p.M, p.N, false);
-  if (p.has_bias) e->bias_md = matrix_desc(1, p.N, false);
   const auto bf16 = memory::data_type::bf16;
+  if ((p.a_bf16 || p.y_bf16) && (!st.bf16 || p.trans_a || (p.y_bf16 && p.beta != 0.0f)))
+    return internal_error("matrix product: bfloat16 A or Y needs bf16 compute, a plain A and no sum");
+  e->a_md = p.a_bf16 ? memory::desc({p.M, p.K}, bf16, memory::format_tag::ab) : matrix_desc(p.M, p.K, p.trans_a);
+  e->b_plain = matrix_desc(p.K, p.N, p.trans_b);
+  e->y_md = p.y_bf16 ? memory::desc({p.M, p.N}, bf16, memory::format_tag::ab) : matrix_desc(p.M, p.N, false);
+  if (p.has_bias) e->bias_md = matrix_desc(1, p.N, false);
   e->a_compute = st.bf16 ? memory::desc({p.M, p.K}, bf16, memory::format_tag::ab) : e->a_md;
   memory::desc b_req =
       packable ? memory::desc({p.K, p.N}, st.bf16 ? bf16 : memory::data_type::f32,
@@ -152,12 +154,13 @@ Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2
 Result<std::shared_ptr<const MatMulEntry>> entry_for(MatMulState& st, const Product2D& p,
                                                      int threads, bool packable) {
   const std::vector<int64_t> key = {
-      threads, p.M, p.K, p.N, p.trans_a, p.trans_b, p.has_bias, p.beta != 0.0f, packable, st.bf16};
+      threads, p.M, p.K, p.N, p.trans_a, p.trans_b, p.has_bias, p.beta != 0.0f, packable, st.bf16,
+      p.a_bf16, p.y_bf16};
   return st.cache.get(key, [&] { return build(st, p, threads, packable); });
 }
 
-void run_one(const MatMulEntry& e, const Product2D& p, const float* a, const float* b,
-             const float* bias, float* y) {
+void run_one(const MatMulEntry& e, const Product2D& p, const void* a, const float* b,
+             const float* bias, void* y) {
   Buffer a_buf, b_buf;  // only in bf16 compute
   ExecArgs args;
   if (e.a_reorder) {
@@ -212,7 +215,7 @@ Status prepack_weights(MatMulState& st, bool trans_b, int threads) {
 }
 
 Status run_product(MatMulState& st, const Product2D& p, int threads, const Tensor& b_tensor,
-                   const float* a, const float* b, const float* bias, float* y) {
+                   const void* a, const float* b, const float* bias, void* y) {
   const bool packable = st.weights_released
                             ? is_released_constant(b_tensor)
                             : st.weights.defined() && st.weights_data == b_tensor.raw_data() &&

@@ -5,7 +5,8 @@
 // convolution's blocked layout (matmul_core.cc says why). The primitive per problem shape is cached in the node's state; a constant B is
 // reordered once into the layout the primitive prefers. In bf16 compute (the node's
 // compute_precision = "bf16") A and a computed B are converted to bf16 per run, a constant B
-// once; accumulation and Y stay f32.
+// once; accumulation and Y stay f32, unless the product says A is stored bf16 already (no
+// conversion) or Y is to be written bf16 (FusedMatMul's bf16_input / bf16_output).
 #pragma once
 
 #include <memory>
@@ -21,6 +22,8 @@ struct Product2D {
   bool has_bias = false;                  // add bias[N] (a row broadcast over M)
   float alpha = 1.0f;
   float beta = 0.0f;  // != 0: Y holds C on entry and gets alpha*AB + beta*C (sum post-op)
+  // bf16 compute only: A is stored bfloat16 (not transposed); Y is written bfloat16 (beta 0).
+  bool a_bf16 = false, y_bf16 = false;
 };
 
 struct MatMulEntry;
@@ -66,9 +69,10 @@ Status prepack_weights(MatMulState& st, bool trans_b, int threads);
 
 // Runs the product. `b` is the node's B input; it is used in its prepacked form when it is
 // the state's constant weights. `a`, `b`, `bias`, `y` are float32 data in the layouts `p`
-// describes. A problem with M, N or K == 0 must be handled by the caller.
+// describes (`a` and `y` bfloat16 where p.a_bf16 / p.y_bf16 say so). A problem with M, N or
+// K == 0 must be handled by the caller.
 Status run_product(MatMulState& st, const Product2D& p, int threads, const Tensor& b_tensor,
-                   const float* a, const float* b, const float* bias, float* y);
+                   const void* a, const float* b, const float* bias, void* y);
 
 // Same, for many problems that share the shape `p`: runs (a[i], b[i], y[i]) in turn.
 Status run_products(MatMulState& st, const Product2D& p, int threads,

@@ -4,7 +4,9 @@
 // (numpy broadcasting of the batch dims). Gemm maps alpha to an output scale and beta * C to a
 // sum post-op (or a bias when C is a row and alpha = beta = 1). FusedMatMul adds bias, the
 // residual Z and the activation inside the primitive. All of them honour compute_precision
-// (see matmul_core.h).
+// (see matmul_core.h). A FusedMatMul in bf16 compute with bf16_input = 1 takes A as bfloat16,
+// one with bf16_output = 1 (and no Z) writes Y as bfloat16 (the compute_precision pass sets
+// them where one fast-mode product feeds only others).
 #include <cstring>
 
 #include "kernels/cpu/matmul_core.h"
@@ -95,19 +97,30 @@ Status fused_matmul(KernelContext& ctx) {
     st->act = act;
   }
   if (!ctx.has_input(0) || !ctx.has_input(1)) return invalid_argument("A and B are required");
-  for (int i = 0; i < 4; ++i)
-    OSPREY_RETURN_IF_ERROR(require_f32(ctx, i,
-                                       i == 0   ? "A"
-                                       : i == 1 ? "B"
-                                       : i == 2 ? "bias"
-                                                : "residual Z"));
+  Product2D p;
+  for (auto [name, flag] : {std::pair{"bf16_input", &p.a_bf16}, std::pair{"bf16_output", &p.y_bf16}}) {
+    const int64_t v = ctx.attr_int(name, 0);
+    if (v != 0 && v != 1) return invalid_argument("attribute ", name, " must be 0 or 1, got ", v);
+    if (v == 1 && !st->bf16)
+      return invalid_argument("attribute ", name, " = 1 needs compute_precision = \"bf16\"");
+    *flag = v == 1;
+  }
+  if (p.y_bf16 && ctx.has_input(3))
+    return invalid_argument("bf16_output = 1 takes no residual Z (the sum would start from float32)");
+  if (p.a_bf16) {
+    if (!ctx.input_value(0).is_tensor() || ctx.input(0).dtype() != DType::kBFloat16)
+      return invalid_argument("A must be a bfloat16 tensor (bf16_input = 1)");
+  } else {
+    OSPREY_RETURN_IF_ERROR(require_f32(ctx, 0, "A"));
+  }
+  for (int i = 1; i < 4; ++i)
+    OSPREY_RETURN_IF_ERROR(require_f32(ctx, i, i == 1 ? "B" : i == 2 ? "bias" : "residual Z"));
   const int64_t trans_b = ctx.attr_int("trans_b", 0);
   if (trans_b != 0 && trans_b != 1) return invalid_argument("trans_b must be 0 or 1");
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(1);
   if (A.rank() < 1) return invalid_argument("A must have rank >= 1, got a scalar");
   if (B.rank() != 2) return invalid_argument("B must be 2-D, got ", shape_to_string(B.shape()));
-  Product2D p;
   p.trans_b = trans_b != 0;
   p.K = A.dim(A.rank() - 1);
   p.N = p.trans_b ? B.dim(0) : B.dim(1);
@@ -127,16 +140,17 @@ Status fused_matmul(KernelContext& ctx) {
   // The residual Z is the product's starting value (beta = 1): Y takes over its bytes when
   // nothing reads Z after this node, and is a copy of it otherwise.
   const bool has_z = ctx.has_input(3);
-  OSPREY_ASSIGN_OR_RETURN(Tensor Y, has_z ? ctx.new_output_over_input(0, 3, DType::kFloat32, out)
-                                          : ctx.new_output_uninitialized(0, DType::kFloat32, out));
+  const DType y_type = p.y_bf16 ? DType::kBFloat16 : DType::kFloat32;
+  OSPREY_ASSIGN_OR_RETURN(Tensor Y, has_z ? ctx.new_output_over_input(0, 3, y_type, out)
+                                          : ctx.new_output_uninitialized(0, y_type, out));
   if (Y.numel() == 0) return Status::Ok();
   OSPREY_RETURN_IF_ERROR(check_k(p.K, "FusedMatMul"));
   if (has_z) {
     if (Y.raw_data() != ctx.input(3).raw_data()) std::memcpy(Y.raw_data(), ctx.input(3).raw_data(), Y.nbytes());
     p.beta = 1.0f;
   }
-  return run_product(*st, p, kernel_threads(ctx), B, A.data<float>(), B.data<float>(),
-                     p.has_bias ? ctx.input(2).data<float>() : nullptr, Y.data<float>());
+  return run_product(*st, p, kernel_threads(ctx), B, A.raw_data(), B.data<float>(),
+                     p.has_bias ? ctx.input(2).data<float>() : nullptr, Y.raw_data());
 }
 
 Status gemm(KernelContext& ctx) {
