@@ -31,18 +31,27 @@ bool is_channels_last_max_pool(const ir::Node& n) {
          n.inputs[0] != ir::kNoValue;
 }
 
-}  // namespace
+using Readers = std::map<int, std::vector<std::pair<size_t, size_t>>>;
 
-int keep_bf16_between_convs(ir::Graph& g) {
-  // Who reads each value: (node index, input slot); values that must stay float32 otherwise.
-  std::map<int, std::vector<std::pair<size_t, size_t>>> readers;
-  std::set<int> pinned(g.outputs.begin(), g.outputs.end());
+// Who reads each value: (node index, input slot). `pinned` gets the values that must stay
+// float32 whoever reads them: graph outputs and values a subgraph reads.
+Readers readers_of(const ir::Graph& g, std::set<int>* pinned) {
+  Readers readers;
+  pinned->insert(g.outputs.begin(), g.outputs.end());
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
     for (size_t k = 0; k < n.inputs.size(); ++k)
       if (n.inputs[k] != ir::kNoValue) readers[n.inputs[k]].emplace_back(i, k);
-    pinned.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());  // read by a subgraph
+    pinned->insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
   }
+  return readers;
+}
+
+}  // namespace
+
+int keep_bf16_between_convs(ir::Graph& g) {
+  std::set<int> pinned;
+  auto readers = readers_of(g, &pinned);
   // Candidates: the Y of a bf16 FusedConv, and of a channels-last MaxPool (the pool passes
   // bfloat16 through: the max of bf16 values is one of them).
   std::map<int, size_t> producer;  // candidate value -> its FusedConv or MaxPool
@@ -99,14 +108,8 @@ int keep_bf16_between_convs(ir::Graph& g) {
 }
 
 int keep_bf16_between_products(ir::Graph& g) {
-  std::map<int, std::vector<std::pair<size_t, size_t>>> readers;
-  std::set<int> pinned(g.outputs.begin(), g.outputs.end());
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const ir::Node& n = g.nodes[i];
-    for (size_t k = 0; k < n.inputs.size(); ++k)
-      if (n.inputs[k] != ir::kNoValue) readers[n.inputs[k]].emplace_back(i, k);
-    pinned.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
-  }
+  std::set<int> pinned;
+  auto readers = readers_of(g, &pinned);
   int made = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     ir::Node& n = g.nodes[i];

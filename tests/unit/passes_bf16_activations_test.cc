@@ -3,8 +3,6 @@
 // MaxPool too; graph outputs and values other ops read stay float32, and a node's Z and Y (and
 // a pool's X and Y) always share one type. In a fast-mode
 // session the outputs stay close to exact mode's.
-#include <cmath>
-
 #include "kernels/cpu/cpu_capabilities.h"
 #include "passes/compute_precision.h"
 #include "passes_test_util.h"
@@ -167,15 +165,6 @@ TEST(Bf16ActivationsTest, UnmarkedConvolutionsStayFloat) {
   auto g = optimized_graph(residual_chain(false, false), std::move(v));
   ASSERT_TRUE(g);
   EXPECT_EQ(keep_bf16_between_convs(*g), 0);  // exact mode: no compute_precision anywhere
-}
-
-double cosine(const Tensor& a, const Tensor& b) {
-  double dot = 0, na = 0, nb = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const double p = a.data<float>()[i], q = b.data<float>()[i];
-    dot += p * q, na += p * p, nb += q * q;
-  }
-  return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
 }
 
 TEST(Bf16ActivationsTest, FastSessionKeepsBf16BetweenConvolutionsAndStaysClose) {

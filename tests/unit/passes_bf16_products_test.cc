@@ -3,8 +3,6 @@
 // transformer's feed-forward pair); graph outputs, values other ops read, products with a
 // residual and unmarked products stay float32. A fast-mode session marks the pair and its
 // outputs stay close to exact mode's.
-#include <cmath>
-
 #include "kernels/cpu/cpu_capabilities.h"
 #include "passes/compute_precision.h"
 #include "passes_test_util.h"
@@ -98,15 +96,6 @@ TEST(Bf16ProductsTest, GraphOutputsOtherReadersAndUnmarkedProductsStayFloat) {
   ASSERT_TRUE(g);
   EXPECT_EQ(keep_bf16_between_products(*g), 0);
   EXPECT_EQ(count_occurrences(dump_graph(*g), "bf16_"), 0);
-}
-
-double cosine(const Tensor& a, const Tensor& b) {
-  double dot = 0, na = 0, nb = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const double p = a.data<float>()[i], q = b.data<float>()[i];
-    dot += p * q, na += p * p, nb += q * q;
-  }
-  return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
 }
 
 TEST(Bf16ProductsTest, FastSessionKeepsBf16BetweenProductsAndStaysClose) {

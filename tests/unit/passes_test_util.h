@@ -139,6 +139,16 @@ inline std::vector<float> cyclic_values(size_t n, float start, float step, size_
   return v;
 }
 
+// Cosine similarity of two float32 tensors of one size (0 when either is all zeros).
+inline double cosine(const Tensor& a, const Tensor& b) {
+  double dot = 0, na = 0, nb = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double p = a.data<float>()[i], q = b.data<float>()[i];
+    dot += p * q, na += p * p, nb += q * q;
+  }
+  return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
+}
+
 inline Tensor ramp(Shape shape, float start = -1.0f, float step = 0.37f) {
   Tensor t(DType::kFloat32, std::move(shape));
   for (int64_t i = 0; i < t.numel(); ++i)
