@@ -22,8 +22,7 @@
 // one, in its own blocked layout (a channels-last source and destination are reordered around
 // it), where oneDNN offers one and, for 1, where both channel counts are at least
 // kWinogradMinChannels and the output has kWinogradMinPixels (conv_dnnl.h); otherwise the
-// direct one. A float32 channels-last depthwise convolution takes oneDNN's jit_dw kernel where
-// oneDNN offers it after brdgmm_dw (depthwise_pd).
+// direct one.
 #include "kernels/cpu/conv_dnnl.h"
 
 #include <atomic>
@@ -42,7 +41,6 @@ using dnnl::memory;
 using Dims = memory::dims;
 
 std::atomic<int64_t> g_winograd_built{0};
-std::atomic<int64_t> g_jit_dw_built{0};
 
 struct ConvEntry {
   Shape out_shape;
@@ -197,31 +195,6 @@ std::optional<dnnl::convolution_forward::primitive_desc> winograd_pd(
   return pd;
 }
 
-bool starts_with(const char* s, const char* prefix) {
-  return std::strncmp(s, prefix, std::strlen(prefix)) == 0;
-}
-
-// oneDNN 2.6 lists brdgmm_dw first for a channels-last depthwise convolution on AVX-512; its
-// older jit_dw kernel (same ISA, same nhwc source and destination) measured faster in the
-// models: 1.7-2.6% of MobileNetV2 and EfficientNet-Lite0 end to end in float32, up to 25% on a
-// layer, never slower on one (1 and 2 threads; docs/PERFORMANCE.md). In bf16 compute it was
-// 3.5% faster too, with the same mean error, but it turned one of the 40 evaluation images'
-// EfficientNet-Lite0 top-1 class (the fast-mode target is 99% agreement): bf16 keeps
-// brdgmm_dw. `first` is the primitive oneDNN offered first for `desc`.
-dnnl::convolution_forward::primitive_desc depthwise_pd(
-    const dnnl::convolution_forward::desc& desc, const dnnl::primitive_attr& attr,
-    dnnl::convolution_forward::primitive_desc first) {
-  if (!starts_with(first.impl_info_str(), kDepthwiseAvoided)) return first;
-  // A new descriptor to walk: next_impl() moves the one it is called on.
-  dnnl::convolution_forward::primitive_desc alt(desc, attr, dnnl_engine());
-  while (alt.next_impl())
-    if (starts_with(alt.impl_info_str(), kDepthwisePreferred)) {
-      g_jit_dw_built.fetch_add(1, std::memory_order_relaxed);
-      return alt;
-    }
-  return first;
-}
-
 Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvState& st,
                                                const ConvProblem& pb, int threads, bool packable) {
   const bool cl = st.channels_last;
@@ -312,8 +285,6 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   if (plain_w && winograd_wanted(st, win, group, C, M)) wino = winograd_pd(has_bias, e->bias_md, src_dims, w_dims, dst_dims, win, attr);
   dnnl::convolution_forward::primitive_desc pd =
       wino ? *wino : dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_engine());
-  const bool depthwise = group > 1 && group == C && group == M;
-  if (!wino && cl && depthwise && !st.bf16) pd = depthwise_pd(desc, attr, std::move(pd));
   // The tile and tap forms need only the direct primitive's name: decide before compiling it.
   const bool forms_apply = !wino && packable && (cl || blk) && group == 1 && !st.bf16 && win.nd == 2 &&
                        shape_numel(win.kernel) > 1;
@@ -520,10 +491,6 @@ Result<std::shared_ptr<KernelState>> prepare(const KernelContext& ctx, bool fuse
 
 int64_t winograd_convolutions_built() {
   return g_winograd_built.load(std::memory_order_relaxed);
-}
-
-int64_t depthwise_preferred_built() {
-  return g_jit_dw_built.load(std::memory_order_relaxed);
 }
 
 Status conv(KernelContext& ctx) {

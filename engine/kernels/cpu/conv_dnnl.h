@@ -18,13 +18,4 @@ inline constexpr int64_t kWinogradMinPixels = 14 * 14;
 // (tests: whether a node took the Winograd path).
 int64_t winograd_convolutions_built();
 
-// A float32 channels-last depthwise convolution (group = input = output channels) runs on the
-// oneDNN kernel named kDepthwisePreferred where oneDNN offers it after kDepthwiseAvoided
-// (measured faster in MobileNetV2 and EfficientNet-Lite0's depthwise layers, never slower).
-inline constexpr const char* kDepthwiseAvoided = "brdgmm_dw";
-inline constexpr const char* kDepthwisePreferred = "jit_dw";
-// Depthwise primitives built on kDepthwisePreferred in place of kDepthwiseAvoided since the
-// process started (tests: whether a node took it).
-int64_t depthwise_preferred_built();
-
 }  // namespace osprey::cpu
