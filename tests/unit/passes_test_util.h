@@ -149,6 +149,23 @@ inline double cosine(const Tensor& a, const Tensor& b) {
   return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
 }
 
+// Runs a fast-mode and an exact-mode session of one model on `in` twice (the recording run,
+// then the planned one) and expects their first outputs float32, of one shape, and within
+// cosine 0.999 of each other.
+inline void expect_fast_close_to_exact(const Session& fast, const Session& exact,
+                                       const std::vector<NamedTensor>& in) {
+  for (int round = 0; round < 2; ++round) {
+    auto yf = fast.run(in);
+    auto ye = exact.run(in);
+    ASSERT_TRUE(yf.ok()) << yf.status().to_string();
+    ASSERT_TRUE(ye.ok()) << ye.status().to_string();
+    const Tensor &a = (*yf)[0].second, &b = (*ye)[0].second;
+    ASSERT_EQ(a.dtype(), DType::kFloat32);
+    ASSERT_EQ(a.shape(), b.shape());
+    EXPECT_GE(cosine(a, b), 0.999);
+  }
+}
+
 inline Tensor ramp(Shape shape, float start = -1.0f, float step = 0.37f) {
   Tensor t(DType::kFloat32, std::move(shape));
   for (int64_t i = 0; i < t.numel(); ++i)
