@@ -68,13 +68,14 @@ def timed_p50(call, warmup, iters):
     return statistics.median(times)
 
 
+# Each peer returns its p50 and a note on what it ran ("" when nothing to say).
 def ort_p50(path, feeds, threads, warmup, iters, precision):
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-    return timed_p50(lambda: sess.run(None, feeds), warmup, iters)
+    return timed_p50(lambda: sess.run(None, feeds), warmup, iters), ""
 
 
 def openvino_p50(path, feeds, threads, warmup, iters, precision):
@@ -92,9 +93,10 @@ def openvino_p50(path, feeds, threads, warmup, iters, precision):
     }
     compiled = ov.Core().compile_model(model, "CPU", config)
     held = compiled.get_property("INFERENCE_PRECISION_HINT")
-    openvino_p50.precision = held.get_type_name() if hasattr(held, "get_type_name") else str(held)
+    held = held.get_type_name() if hasattr(held, "get_type_name") else str(held)
     request = compiled.create_infer_request()
-    return timed_p50(lambda: request.infer(feeds, share_inputs=True, share_outputs=False), warmup, iters)
+    p50 = timed_p50(lambda: request.infer(feeds, share_inputs=True, share_outputs=False), warmup, iters)
+    return p50, f"openvino held INFERENCE_PRECISION_HINT = {held}"
 
 
 PEERS = {"onnxruntime": ort_p50, "openvino": openvino_p50}
@@ -140,17 +142,19 @@ def main():
         case, feeds = pick_case(model)
         inputs = save_inputs(tmp, model, feeds)
         for threads in args.threads:
-            a, b = [], []
+            a, b, notes = [], [], set()
             for _ in range(args.rounds):
                 a.append(osprey_p50(args.osprey, path, inputs, threads, args.warmup, args.iterations,
                                     args.precision, args.osprey_arg))
-                b.append(PEERS[args.peer](path, feeds, threads, args.warmup, args.iterations, args.precision))
+                p50, note = PEERS[args.peer](path, feeds, threads, args.warmup, args.iterations, args.precision)
+                b.append(p50)
+                notes.add(note)
             ma, mb = statistics.median(a), statistics.median(b)
             ratios = [x / y for x, y in zip(a, b)]
             print(f"| {model} | {case} | {threads} | {ma:.1f} | {mb:.1f} | {ma / mb:.2f}x | "
                   f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}] |", flush=True)
-            if args.peer == "openvino":
-                print(f"(openvino held INFERENCE_PRECISION_HINT = {openvino_p50.precision})", flush=True)
+            for note in sorted(n for n in notes if n):
+                print(f"({note})", flush=True)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ struct MatMulEntry;
 struct MatMulState final : KernelState {
   Activation act;
   bool bf16 = false;  // bf16 operands, f32 accumulation
+  bool a_bf16 = false, y_bf16 = false;  // FusedMatMul's bf16_input / bf16_output (read_bf16_io)
   int b_index = 1;    // the node's input that is B
   // Constant B (shared storage) until the session releases its plain copy; undefined when B is
   // computed. weights_data identifies it among the node's B inputs at run time.

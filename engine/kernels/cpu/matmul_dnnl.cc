@@ -24,6 +24,18 @@ Result<MatMulState*> state_or(KernelContext& ctx, std::shared_ptr<MatMulState>& 
   return local.get();
 }
 
+// FusedMatMul's bf16_input / bf16_output into the state, once (prepare, or the stateless run).
+Status read_bf16_io(const KernelContext& ctx, MatMulState* st) {
+  for (auto [name, flag] : {std::pair{"bf16_input", &st->a_bf16}, std::pair{"bf16_output", &st->y_bf16}}) {
+    const int64_t v = ctx.attr_int(name, 0);
+    if (v != 0 && v != 1) return invalid_argument("attribute ", name, " must be 0 or 1, got ", v);
+    if (v == 1 && !st->bf16)
+      return invalid_argument("attribute ", name, " = 1 needs compute_precision = \"bf16\"");
+    *flag = v == 1;
+  }
+  return Status::Ok();
+}
+
 Status check_k(int64_t K, const char* op) {
   if (K == 0) return unimplemented(op, " with an empty inner dimension (K = 0)");
   return Status::Ok();
@@ -95,16 +107,12 @@ Status fused_matmul(KernelContext& ctx) {
     OSPREY_RETURN_IF_ERROR(read_activation(ctx, &act));
     OSPREY_ASSIGN_OR_RETURN(st, state_or(ctx, local, 1));
     st->act = act;
+    OSPREY_RETURN_IF_ERROR(read_bf16_io(ctx, st));
   }
   if (!ctx.has_input(0) || !ctx.has_input(1)) return invalid_argument("A and B are required");
   Product2D p;
-  for (auto [name, flag] : {std::pair{"bf16_input", &p.a_bf16}, std::pair{"bf16_output", &p.y_bf16}}) {
-    const int64_t v = ctx.attr_int(name, 0);
-    if (v != 0 && v != 1) return invalid_argument("attribute ", name, " must be 0 or 1, got ", v);
-    if (v == 1 && !st->bf16)
-      return invalid_argument("attribute ", name, " = 1 needs compute_precision = \"bf16\"");
-    *flag = v == 1;
-  }
+  p.a_bf16 = st->a_bf16;
+  p.y_bf16 = st->y_bf16;
   if (p.y_bf16 && ctx.has_input(3))
     return invalid_argument("bf16_output = 1 takes no residual Z (the sum would start from float32)");
   if (p.a_bf16) {
@@ -222,6 +230,7 @@ Result<std::shared_ptr<KernelState>> prepare_gemm(const KernelContext& ctx) {
 Result<std::shared_ptr<KernelState>> prepare_fused_matmul(const KernelContext& ctx) {
   OSPREY_ASSIGN_OR_RETURN(auto st, make_matmul_state(ctx, 1));
   OSPREY_RETURN_IF_ERROR(read_activation(ctx, &st->act));
+  OSPREY_RETURN_IF_ERROR(read_bf16_io(ctx, st.get()));
   OSPREY_RETURN_IF_ERROR(
       prepack_weights(*st, ctx.attr_int("trans_b", 0) != 0, kernel_threads(ctx)));
   return std::shared_ptr<KernelState>(std::move(st));
