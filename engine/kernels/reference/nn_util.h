@@ -14,6 +14,10 @@
 
 namespace osprey::ref {
 
+// The reference ConvTranspose (conv.cc): GEMM + col2im, every form ONNX allows. The CPU
+// kernel hands it the forms it does not take.
+Status conv_transpose(KernelContext& ctx);
+
 // Geometry of a sliding window over nd spatial dims.
 struct Window {
   int64_t nd = 0;
