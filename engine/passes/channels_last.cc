@@ -13,19 +13,26 @@
 //     FusedConv with channels_last = 1 (X, Z and Y are [N, H, W, C]; W is unchanged);
 //   - Relu, Clip, Sigmoid, Tanh, LeakyRelu, HardSigmoid, HardSwish, Elu, Softplus whose input
 //     is channels-last (layout does not matter to them);
-//   - Add, Sub, Mul, Div whose two inputs are both channels-last and proven to have the same
-//     shape (no broadcasting across the permuted dims), or whose other input is a constant
-//     holding one value (rank <= 4);
+//   - Add, Sub, Mul, Div whose two inputs are both channels-last (both of rank 4: permuting
+//     both shapes alike keeps the broadcast, e.g. a squeeze-excite scale [N, C, 1, 1] times
+//     its [N, C, H, W] feature map), or whose other input is a constant holding one value
+//     (rank <= 4);
 //   - a 2-D MaxPool of a channels-last value (Y only, no ceil_mode or dilation, pads below the
 //     kernel size) becomes com.osprey MaxPool with channels_last = 1 (oneDNN pools nhwc);
-//   - GlobalAveragePool of a channels-last value becomes ReduceMean over axes 1, 2 (keepdims),
-//     whose [N, 1, 1, C] result is transposed to the [N, C, 1, 1] readers expect (a copy of C
-//     values).
+//   - GlobalAveragePool of a channels-last value becomes ReduceMean over axes 1, 2 (keepdims):
+//     its [N, 1, 1, C] result is the pooled value's channels-last twin (a squeeze-excite branch
+//     goes on in channels-last), transposed to [N, C, 1, 1] only for readers that need NCHW;
+//   - Resize (opset 11 on) of a channels-last value whose scales or sizes are a constant of 4
+//     values (not tf_crop_and_resize, no axes, the stretch policy): the same Resize with them
+//     permuted into a new constant (an FPN's upsampling);
+//   - Concat along the channels (axis 1) of channels-last values: along axis 3.
 // Every value keeps its name and its NCHW meaning for the rest of the graph: its channels-last
 // twin is a new value "<name>_nhwc"; a Transpose back to the original name is added only when
 // something still reads the NCHW form (an unconverted node, a subgraph, a graph output), and a
 // Transpose into channels-last only once per NCHW value that converted nodes read.
 // The main graph only (subgraphs keep NCHW).
+#include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "passes/fusion_util.h"
@@ -68,7 +75,43 @@ bool layout_free_binary(const ir::Node& n) {
          n.inputs[1] >= 0 && n.outputs.size() == 1 && n.outputs[0] >= 0;
 }
 
-enum class Kind { kNone, kConv, kUnary, kBinary, kScalarBinary, kPool, kMaxPool };
+enum class Kind { kNone, kConv, kUnary, kBinary, kScalarBinary, kPool, kMaxPool, kResize, kConcat };
+
+// Resize's scales (slot 2) or sizes (slot 3), whichever is given as a constant of 4 values;
+// -1 when the node is not one the pass converts.
+int resize_table_slot(const ir::Graph& g, const ir::Node& n) {
+  if (!is_op(n, "Resize") || n.opset < 11 || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 ||
+      n.outputs[0] < 0 || n.find_attribute("axes"))
+    return -1;
+  auto str_of = [&](const char* name, const char* def) {
+    const ir::Attribute* a = n.find_attribute(name);
+    return a ? (a->type == ir::Attribute::Type::kString ? a->s : std::string("?")) : std::string(def);
+  };
+  if (str_of("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize" ||
+      str_of("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return -1;
+  int slot = -1;
+  for (int i : {2, 3}) {
+    const int v = input_at(n, static_cast<size_t>(i));
+    if (v == ir::kNoValue) continue;
+    const Tensor* t = constant_tensor(g, v);
+    if (!t) return -1;
+    if (t->numel() == 0) continue;  // an empty placeholder
+    const DType want = i == 2 ? DType::kFloat32 : DType::kInt64;
+    if (slot >= 0 || t->dtype() != want || t->rank() != 1 || t->numel() != 4) return -1;
+    slot = i;
+  }
+  return slot;
+}
+
+// Concat along the channels of rank-4 values (axis 1 or -3), every input present.
+bool channel_concat(const ir::Node& n) {
+  if (!is_op(n, "Concat") || n.inputs.empty() || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  for (int v : n.inputs)
+    if (v < 0) return false;
+  const ir::Attribute* a = n.find_attribute("axis");
+  return a && a->type == ir::Attribute::Type::kInt && (a->i == 1 || a->i == -3);
+}
 
 // A 2-D MaxPool the channels-last com.osprey MaxPool computes the same way: Y only (no
 // Indices), row-major storage, no ceil_mode, no dilation, explicit pads below the kernel size
@@ -128,7 +171,7 @@ class ChannelsLast final : public Pass {
       } else if (layout_free_unary(n) && held[static_cast<size_t>(n.inputs[0])]) {
         k = Kind::kUnary;
       } else if (layout_free_binary(n) && held[static_cast<size_t>(n.inputs[0])] && held[static_cast<size_t>(n.inputs[1])] &&
-                 ix.facts.same_shape(n.inputs[0], n.inputs[1])) {
+                 rank4(ix, n.inputs[0]) && rank4(ix, n.inputs[1])) {
         k = Kind::kBinary;
       } else if (layout_free_binary(n) &&
                  ((held[static_cast<size_t>(n.inputs[0])] && single_value(g, n.inputs[1])) ||
@@ -139,9 +182,15 @@ class ChannelsLast final : public Pass {
         k = Kind::kPool;
       } else if (max_pool_candidate(n) && held[static_cast<size_t>(n.inputs[0])]) {
         k = Kind::kMaxPool;
+      } else if (resize_table_slot(g, n) >= 0 && held[static_cast<size_t>(n.inputs[0])] && rank4(ix, n.inputs[0])) {
+        k = Kind::kResize;
+      } else if (channel_concat(n) && std::all_of(n.inputs.begin(), n.inputs.end(), [&](int v) {
+                   return held[static_cast<size_t>(v)] && rank4(ix, v);
+                 })) {
+        k = Kind::kConcat;
       }
       kind[i] = k;
-      if (k != Kind::kNone && k != Kind::kPool) held[static_cast<size_t>(n.outputs[0])] = true;
+      if (k != Kind::kNone) held[static_cast<size_t>(n.outputs[0])] = true;
     }
     if (!any_conv) return false;
 
@@ -167,6 +216,13 @@ class ChannelsLast final : public Pass {
         n.attributes.erase("storage_order");
         n.attributes["channels_last"] = int_attribute(1);
         n.outputs.resize(1);
+      } else if (kind[i] == Kind::kResize) {
+        const int slot = resize_table_slot(g, n);
+        n.inputs[0] = twin_of(g, n.inputs[0]);
+        n.inputs[static_cast<size_t>(slot)] = permuted_table(g, n.inputs[static_cast<size_t>(slot)]);
+      } else if (kind[i] == Kind::kConcat) {
+        for (int& in : n.inputs) in = twin_of(g, in);
+        n.attributes["axis"] = int_attribute(3);
       } else if (kind[i] == Kind::kScalarBinary) {
         for (int& in : n.inputs)
           if (!single_value(g, in)) in = twin_of(g, in);
@@ -183,7 +239,8 @@ class ChannelsLast final : public Pass {
         n.attributes["axes"] = ints_attribute({1, 2});
         n.attributes["keepdims"] = int_attribute(1);
         n.outputs[0] = r;
-        add_transpose(r, y, kToFirst, n.name);
+        twin_[static_cast<size_t>(y)] = r;
+        if (needs_nchw(ix, kind, y)) add_transpose(r, y, kToFirst, n.name);
         continue;
       }
       // Output: produced channels-last under a new name; the NCHW name comes back through a
@@ -218,6 +275,20 @@ class ChannelsLast final : public Pass {
     twin_[u] = made;
     add_transpose(v, made, kToLast, name);
     return made;
+  }
+
+  // A new constant: the 4 values of constant `v` (Resize's scales or sizes, NCHW order) in
+  // NHWC order.
+  static int permuted_table(ir::Graph& g, int v) {
+    const Tensor& t = *constant_tensor(g, v);
+    Tensor p(t.dtype(), t.shape());
+    const size_t el = t.dtype() == DType::kInt64 ? sizeof(int64_t) : sizeof(float);
+    for (size_t i = 0; i < 4; ++i)
+      std::memcpy(static_cast<char*>(p.raw_data()) + i * el,
+                  static_cast<const char*>(t.raw_data()) + static_cast<size_t>(kToLast[i]) * el, el);
+    const int id = add_unique_value(g, g.values[static_cast<size_t>(v)].name + "_nhwc", tensor_value_type(p));
+    g.initializers[id] = std::move(p);
+    return id;
   }
 
   void add_transpose(int from, int to, const std::vector<int64_t>& perm, const std::string& near) {

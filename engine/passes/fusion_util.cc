@@ -30,7 +30,8 @@ float float_attr(const ir::Node& n, const char* name, float def, bool* ok) {
   return a->f;
 }
 
-// Clip's bounds when they are constants (inputs from opset 11, attributes before).
+}  // namespace
+
 bool clip_bounds(const ir::Graph& g, const ir::Node& n, std::vector<float>* params) {
   const float inf = std::numeric_limits<float>::infinity();
   float lo = -inf, hi = inf;
@@ -55,8 +56,6 @@ bool clip_bounds(const ir::Graph& g, const ir::Node& n, std::vector<float>* para
   *params = {lo, hi};
   return true;
 }
-
-}  // namespace
 
 bool match_activation(const ir::Graph& g, const GraphIndex& ix, int y, ActivationMatch* m) {
   const auto& rd = ix.readers[static_cast<size_t>(y)];

@@ -55,6 +55,9 @@ struct ActivationMatch {
   std::vector<int> nodes;
   int output = ir::kNoValue;
 };
+// Clip's bounds {lo, hi} when they are constants (inputs from opset 11, attributes before).
+bool clip_bounds(const ir::Graph& g, const ir::Node& n, std::vector<float>* params);
+
 // Relu, Clip (constant bounds), LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh,
 // Mul(y, Sigmoid(y)) (Silu), com.osprey Gelu. `y` must have no other use.
 bool match_activation(const ir::Graph& g, const GraphIndex& ix, int y, ActivationMatch* m);

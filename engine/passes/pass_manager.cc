@@ -30,6 +30,7 @@ PassManager PassManager::with_default_passes(PassManagerOptions options) {
   // a fused product; residual Adds before activations (act(conv + z)).
   pm.add(make_gelu_fusion());
   pm.add(make_layer_norm_fusion());
+  pm.add(make_hard_swish_fusion());
   pm.add(make_conv_mul_add_fold());
   pm.add(make_conv_add_fusion());
   pm.add(make_conv_activation_fusion());

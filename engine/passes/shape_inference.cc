@@ -1,6 +1,7 @@
 #include "passes/shape_inference.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "passes/pass_util.h"
@@ -160,6 +161,8 @@ class Inference {
       squeeze(n, y, op == "Unsqueeze");
     } else if (onnx && op == "Concat") {
       concat(n, y);
+    } else if (onnx && op == "Resize") {
+      resize(n, y);
     } else if (onnx && op == "Shape") {
       shape_op(n, y);
     } else if (onnx && op == "Gather") {
@@ -366,6 +369,36 @@ class Inference {
       set_shape(y, std::move(out));
     }
     if (has_contents(x)) set_contents(y, contents(x));
+  }
+
+  // Resize (opset 11 on: X, roi, scales, sizes): the input's rank. A dim is the constant size
+  // (the "stretch" policy), the input's dim under a scale of 1, floor(dim * scale) of a fixed
+  // dim, and unknown otherwise.
+  void resize(const ir::Node& n, int y) {
+    if (n.opset < 11 || !known(in(n, 0)) || n.find_attribute("axes")) return;
+    const SymShape& a = shape(in(n, 0));
+    SymShape s(a.size());
+    const int sizes_id = in(n, 3), scales_id = in(n, 2);
+    const Tensor* sizes = sizes_id == ir::kNoValue ? nullptr : constant_tensor(g_, sizes_id);
+    const Tensor* scales = scales_id == ir::kNoValue ? nullptr : constant_tensor(g_, scales_id);
+    const ir::Attribute* policy = n.find_attribute("keep_aspect_ratio_policy");
+    const bool stretch = !policy || (policy->type == ir::Attribute::Type::kString && policy->s == "stretch");
+    const auto rank = static_cast<int64_t>(a.size());
+    if (sizes && sizes->numel() > 0) {
+      if (sizes->dtype() != DType::kInt64 || sizes->numel() != rank || !stretch) {
+        set_shape(y, std::move(s));
+        return;
+      }
+      for (int64_t i = 0; i < rank; ++i) s[static_cast<size_t>(i)] = fixed_dim(sizes->data<int64_t>()[i]);
+    } else if (scales && scales->dtype() == DType::kFloat32 && scales->numel() == rank) {
+      for (int64_t i = 0; i < rank; ++i) {
+        const auto u = static_cast<size_t>(i);
+        const double sc = scales->data<float>()[i];
+        if (sc == 1.0) s[u] = a[u];
+        else if (a[u].fixed() && sc > 0) s[u] = fixed_dim(static_cast<int64_t>(std::floor(a[u].value * sc)));
+      }
+    }
+    set_shape(y, std::move(s));
   }
 
   void concat(const ir::Node& n, int y) {

@@ -47,6 +47,15 @@ class ModelBuilder {
     for (auto v : values) t->add_float_data(v);
     return *t;
   }
+  onnx::TensorProto& initializer_i64(const std::string& name, std::vector<int64_t> dims,
+                                     std::vector<int64_t> values) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (auto d : dims) t->add_dims(d);
+    for (auto v : values) t->add_int64_data(v);
+    return *t;
+  }
   std::string bytes() const { return model_.SerializeAsString(); }
   onnx::ModelProto& proto() { return model_; }
 

@@ -1,6 +1,7 @@
 // channels_last: chains of 2-D float convolutions (and the element-wise ops and the global
 // average pool between and after them) run channels-last, with one Transpose into the region
 // and one out of it per boundary value; outputs are unchanged and every value keeps its name.
+#include "passes/shape_inference.h"
 #include "passes_test_util.h"
 
 namespace osprey::passes::testing {
@@ -194,6 +195,123 @@ TEST(ChannelsLastTest, MaxPoolBetweenConvolutionsStaysChannelsLast) {
   EXPECT_EQ(count_op(*g, "MaxPool"), 1) << d;  // the ceil_mode one
   // x in; y out; r1 back to NCHW for the ceil_mode pool. Nothing around the converted pool.
   EXPECT_EQ(count_op(*g, "Transpose"), 3) << d;
+  expect_session_levels_agree(m.bytes(), in, 2);
+}
+
+void set_string(onnx::NodeProto& n, const char* name, const char* v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
+TEST(ChannelsLastTest, SqueezeExciteResizeAndConcatStayChannelsLast) {
+  // An FPN level of a text detector: conv -> squeeze-excite (pool, two 1x1 convs, the scale
+  // times the map) -> nearest Resize x2 (scales) -> Concat with another conv's map along the
+  // channels -> conv. Only x goes in and y comes out through a Transpose.
+  ModelBuilder m;
+  m.input("x", kF, {1, 3, 6, 6}).input("x2", kF, {1, 3, 12, 12}).output("y");
+  m.initializer("W1", {4, 3, 3, 3}, values(108, -0.3f, 0.1f));
+  m.initializer("Ws1", {2, 4, 1, 1}, values(8, 0.2f, -0.1f));
+  m.initializer("Ws2", {4, 2, 1, 1}, values(8, -0.1f, 0.15f));
+  m.initializer("W3", {2, 3, 3, 3}, values(54, 0.1f, 0.05f));
+  m.initializer("W4", {3, 6, 3, 3}, values(162, -0.2f, 0.04f));
+  m.initializer("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});
+  conv(m, "x", "W1", "c1");
+  m.node("GlobalAveragePool", {"c1"}, {"p"});
+  m.node("Conv", {"p", "Ws1"}, {"s1"}, "se_reduce");
+  m.node("Relu", {"s1"}, {"r1"});
+  m.node("Conv", {"r1", "Ws2"}, {"s2"}, "se_expand");
+  m.node("Sigmoid", {"s2"}, {"g"});
+  m.node("Mul", {"c1", "g"}, {"se"});  // [1,4,6,6] x [1,4,1,1]
+  set_string(m.node("Resize", {"se", "", "scales"}, {"up"}), "mode", "nearest");
+  conv(m, "x2", "W3", "c3");
+  auto& cat = m.node("Concat", {"up", "c3"}, {"cat"});
+  auto* axis = cat.add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(1);
+  conv(m, "cat", "W4", "y");
+  const std::vector<NamedTensor> in = {{"x", ramp({1, 3, 6, 6})}, {"x2", ramp({1, 3, 12, 12}, 0.5f, -0.11f)}};
+  auto g = expect_pass_preserves(m.bytes(), with_fusions(), in);
+  ASSERT_TRUE(g);
+  const std::string d = dump_graph(*g);
+  EXPECT_EQ(count_occurrences(d, "channels_last=1"), 5) << d;
+  EXPECT_EQ(count_op(*g, "Transpose"), 3) << d;  // x and x2 in, y out
+  EXPECT_NE(d.find("c1_nhwc, g_nhwc -> se_nhwc"), std::string::npos) << d;
+  EXPECT_NE(d.find("se_nhwc, \"\", scales_nhwc -> up_nhwc"), std::string::npos) << d;
+  EXPECT_NE(d.find("up_nhwc, c3_nhwc -> cat_nhwc  axis=3"), std::string::npos) << d;
+  EXPECT_NE(d.find("-> p_nhwc  axes=[1,2]"), std::string::npos) << d;  // the pool's twin, no Transpose
+  // The Resize's output shape is inferred (the concat and the last conv rely on its rank).
+  const ShapeFacts facts = infer_shapes(*g, false);
+  bool found = false;
+  for (size_t v = 0; v < g->values.size(); ++v) {
+    if (g->values[v].name != "up_nhwc") continue;
+    found = true;
+    ASSERT_TRUE(facts.has_shape[v]);
+    ASSERT_EQ(facts.shapes[v].size(), 4u);
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(facts.shapes[v][i].value, (std::vector<int64_t>{1, 12, 12, 4})[i]) << i;
+  }
+  EXPECT_TRUE(found) << d;
+  expect_session_levels_agree(m.bytes(), in, 2);
+}
+
+TEST(ChannelsLastTest, ResizeOfSymbolicSizesKeepsItsRank) {
+  // x [N, 3, N, N] (one symbol): scale 1 keeps the batch's symbol, scale 2 of a symbolic size
+  // is unknown, and the rank is enough for the conv after the resize to join the region.
+  ModelBuilder m;
+  m.input("x", kF, {-1, 3, -1, -1}).output("y");
+  m.initializer("W1", {4, 3, 3, 3}, values(108, -0.3f, 0.1f));
+  m.initializer("W2", {2, 4, 3, 3}, values(72, 0.2f, -0.06f));
+  m.initializer("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});
+  conv(m, "x", "W1", "c1");
+  set_string(m.node("Resize", {"c1", "", "scales"}, {"up"}), "mode", "nearest");
+  conv(m, "up", "W2", "y");
+  auto g = optimized_graph(m.bytes(), pass_list(make_channels_last()));
+  ASSERT_TRUE(g);
+  const std::string d = dump_graph(*g);
+  EXPECT_EQ(count_occurrences(d, "channels_last=1"), 2) << d;
+  EXPECT_EQ(count_op(*g, "Transpose"), 2) << d;
+  auto g0 = optimized_graph(m.bytes(), pass_list(make_dead_code_elimination()));
+  ASSERT_TRUE(g0);
+  const ShapeFacts facts = infer_shapes(*g0, false);
+  for (size_t v = 0; v < g0->values.size(); ++v) {
+    if (g0->values[v].name != "up") continue;
+    ASSERT_TRUE(facts.has_shape[v]);
+    const SymShape& sh = facts.shapes[v];
+    ASSERT_EQ(sh.size(), 4u);
+    EXPECT_FALSE(sh[0].fixed());
+    EXPECT_TRUE(sh[0].known());
+    EXPECT_EQ(sh[1].value, 4);
+    EXPECT_FALSE(sh[2].known());
+    EXPECT_FALSE(sh[3].known());
+  }
+  const std::vector<NamedTensor> in = {{"x", ramp({3, 3, 3, 3})}};  // one symbol: all three sizes alike
+  expect_session_levels_agree(m.bytes(), in, 2);
+}
+
+TEST(ChannelsLastTest, ResizeBySizesConvertsAndCropResizeDoesNot) {
+  // sizes instead of scales (a bilinear resize to 9x7); a tf_crop_and_resize one stays NCHW.
+  ModelBuilder m;
+  m.input("x", kF, {1, 3, 6, 6}).output("y").output("z");
+  m.initializer("W1", {4, 3, 3, 3}, values(108, -0.3f, 0.1f));
+  m.initializer("W2", {2, 4, 3, 3}, values(72, 0.2f, -0.06f));
+  m.initializer_i64("sizes", {4}, {1, 4, 9, 7});
+  m.initializer("roi", {8}, {0, 0, 0.1f, 0.2f, 1, 1, 0.9f, 0.8f});
+  m.initializer("scales", {4}, {1.0f, 1.0f, 1.5f, 1.5f});
+  conv(m, "x", "W1", "c1");
+  auto& r = m.node("Resize", {"c1", "", "", "sizes"}, {"up"});
+  set_string(r, "mode", "linear");
+  conv(m, "up", "W2", "y");
+  auto& crop = m.node("Resize", {"c1", "roi", "scales"}, {"z"}, "crop");
+  set_string(crop, "coordinate_transformation_mode", "tf_crop_and_resize");
+  const std::vector<NamedTensor> in = {{"x", ramp({1, 3, 6, 6})}};
+  auto g = expect_pass_preserves(m.bytes(), with_fusions(), in);
+  ASSERT_TRUE(g);
+  const std::string d = dump_graph(*g);
+  EXPECT_NE(d.find("c1_nhwc, \"\", \"\", sizes_nhwc -> up_nhwc"), std::string::npos) << d;
+  EXPECT_NE(d.find("Resize 'crop': c1, roi, scales -> z"), std::string::npos) << d;
+  EXPECT_EQ(count_op(*g, "Transpose"), 3) << d;  // x in, y out, c1 back for the crop
   expect_session_levels_agree(m.bytes(), in, 2);
 }
 
