@@ -1,10 +1,11 @@
-// The vectorized row kernels (LayerNormalization, ReduceSum, ReduceMean, the attention's masked
-// softmax) against the reference kernels or plain double loops: every ISA variant this CPU can run, awkward sizes (tails shorter than a lane block,
+// The vectorized row kernels (LayerNormalization, ReduceSum, ReduceMean, Sigmoid, the attention's
+// masked softmax) against the reference kernels or plain double loops: every ISA variant this CPU can run, awkward sizes (tails shorter than a lane block,
 // column tiles, size-1 axes), large offsets, one and two threads, and the forms handed to the
 // reference (broadcast Scale, non-consecutive axes, the identity with noop_with_empty_axes).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "cpu_test_harness.h"
 #include "kernels/cpu/row_kernels.h"
@@ -299,6 +300,56 @@ TEST(CpuRowKernels, MaskedSoftmaxRowsOfMinusInfinityOrNaNGiveNaN) {
     }
     cpu::softmax_rows(isa, rows.data() + 34, 1, 17, all_masked.data(), 0, 1);
     for (int k = 0; k < 17; ++k) EXPECT_TRUE(std::isnan(rows[34 + k])) << k;
+  }
+}
+
+TEST(CpuRowKernels, SigmoidMatchesADoubleOracleOnEveryIsa) {
+  // Both signs, around 0, large magnitudes (-87 and beyond, +90), infinities, NaN; lengths
+  // with every tail of a 32-float block.
+  std::vector<float> x;
+  for (int i = 0; i < 997; ++i) x.push_back(-30.0f + 0.0613f * static_cast<float>(i));
+  for (float v : {0.0f, -0.0f, 1e-8f, -1e-8f, -86.5f, -87.5f, -100.0f, 90.0f, 1e30f, -1e30f})
+    x.push_back(v);
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(-std::numeric_limits<float>::infinity());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  for (VectorIsa isa : runnable_isas())
+    for (size_t n : {size_t{1}, size_t{15}, size_t{33}, x.size()}) {
+      SCOPED_TRACE(std::string(cpu::vector_isa_name(isa)) + " n=" + std::to_string(n));
+      std::vector<float> y(n, -1.0f);
+      cpu::sigmoid(isa, x.data() + (x.size() - n), y.data(), static_cast<int64_t>(n));
+      for (size_t k = 0; k < n; ++k) {
+        const float v = x[x.size() - n + k];
+        if (std::isnan(v)) {
+          EXPECT_TRUE(std::isnan(y[k]));
+          continue;
+        }
+        const double want = 1.0 / (1.0 + std::exp(-static_cast<double>(v)));
+        EXPECT_NEAR(y[k], want, 4e-7 * want + 1e-37) << "x = " << v;
+        EXPECT_GE(y[k], 0.0f);
+        EXPECT_LE(y[k], 1.0f);
+      }
+    }
+  // In place.
+  std::vector<float> z = {-2.0f, 0.5f, 3.0f};
+  cpu::sigmoid(cpu::best_vector_isa(), z.data(), z.data(), 3);
+  EXPECT_NEAR(z[1], 1.0 / (1.0 + std::exp(-0.5)), 1e-7);
+}
+
+TEST(CpuRowKernels, SigmoidKernelMatchesReferenceOnThreads) {
+  static ThreadPool pool2(2);
+  NodeRunner ref("Sigmoid", "", 13, {}, Device::ref);
+  NodeRunner cpu("Sigmoid", "", 13, {}, Device::cpu);
+  ASSERT_TRUE(cpu.found());
+  for (const Shape& s : {Shape{1, 1, 64, 70}, Shape{3}, Shape{}, Shape{0, 5}, Shape{2, 4097}}) {
+    const Tensor x = random_tensor(s, 7);
+    auto want = ref.run({x});
+    ASSERT_TRUE(want.ok());
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+      auto got = cpu.run({x}, pool);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      expect_close(*got, *want, 1e-6);
+    }
   }
 }
 

@@ -150,6 +150,27 @@ OSPREY_INLINE F exp_nonpositive(F x) {
   return x < lo ? F{} : y;
 }
 
+// 1 / (1 + e^-x) on every lane, from e = e^-|x| (never overflows): 1 / (1 + e) for x >= 0 and
+// e / (1 + e) below. NaN stays NaN; below -87 the result is 0.
+template <class F, class I>
+OSPREY_INLINE F sigmoid_of(F x) {
+  const F e = exp_nonpositive<F, I>(x < 0.0f ? x : -x);
+  const F r = 1.0f / (e + 1.0f);
+  return x < 0.0f ? e * r : r;
+}
+
+template <class F, class I>
+OSPREY_INLINE void sigmoid_impl(const float* x, float* y, int64_t n) {
+  constexpr int W = kWidth<F>;
+  int64_t k = 0;
+  for (; k + 2 * W <= n; k += 2 * W) {
+    const F a = sigmoid_of<F, I>(load<F>(x + k)), b = sigmoid_of<F, I>(load<F>(x + k + W));
+    store<F>(y + k, a);
+    store<F>(y + k + W, b);
+  }
+  for (; k < n; ++k) y[k] = sigmoid_of<float, int32_t>(x[k]);
+}
+
 // A vector's lanes reduced by halving (log2 of its width steps instead of one dependent step
 // per lane: a 16-lane scalar loop cost more than the exp of a 128-wide row).
 OSPREY_INLINE float hmax(F4 v) {
@@ -418,6 +439,12 @@ struct InterleaveKernel {
     interleave_impl(a...);
   }
 };
+struct SigmoidKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(A... a) {
+    sigmoid_impl<F, I>(a...);
+  }
+};
 struct SoftmaxKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(A... a) {
@@ -491,6 +518,10 @@ void sum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t o_begin, i
 void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float* mask,
                   int64_t mask_row_stride, int64_t mask_key_stride, float* inv_sums) {
   dispatch<SoftmaxKernel>(isa, s, rows, n, mask, mask_row_stride, mask_key_stride, inv_sums);
+}
+
+void sigmoid(VectorIsa isa, const float* x, float* y, int64_t n) {
+  dispatch<SigmoidKernel>(isa, x, y, n);
 }
 
 void max_pool_nhwc_rows(VectorIsa isa, const float* x, float* y, const PoolGeometry& g,

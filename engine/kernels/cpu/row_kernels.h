@@ -1,5 +1,5 @@
 // Vectorized float32 row kernels for the ops oneDNN does not cover well here (LayerNorm,
-// ReduceSum/ReduceMean, the attention's masked softmax, the channels-last max pool, the
+// ReduceSum/ReduceMean, Sigmoid, the attention's masked softmax, the channels-last max pool, the
 // interleaving of a few channel planes): plain loops shaped for the vectorizer (fixed-width
 // lane blocks, sums in double lanes), compiled three times (AVX-512, AVX2+FMA, and generic x86-64) and chosen at
 // run time from the CPU's features. The reference kernels are their oracles in the tests.
@@ -33,6 +33,10 @@ void sum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t o_begin, i
 // row i's 1 / sum, for a caller that scales a smaller product of the row instead.
 void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float* mask,
                   int64_t mask_row_stride, int64_t mask_key_stride, float* inv_sums = nullptr);
+
+// y[k] = 1 / (1 + e^-x[k]) for k < n, exp as softmax_rows' (within a few ulp of the
+// reference's; 0 below -87, NaN stays NaN). x and y may be the same array.
+void sigmoid(VectorIsa isa, const float* x, float* y, int64_t n);
 
 // A 2-D max pool's geometry over channels-last tensors: X [N, H, W, C], Y [N, OH, OW, C];
 // kernel KH x KW, strides, dilations and the leading pads (a window tap outside the input is
