@@ -7,35 +7,11 @@
 // (the originals may be shared); dead_code_elimination drops the old ones once unused.
 #include <cmath>
 
+#include "passes/fusion_util.h"
 #include "passes/pass.h"
-#include "passes/pass_util.h"
 
 namespace osprey::passes {
 namespace {
-
-const Tensor* channel_vector(const ir::Graph& g, const ir::Node& bn, size_t slot,
-                             int64_t channels) {
-  if (bn.inputs.size() <= slot) return nullptr;
-  const Tensor* t = constant_tensor(g, bn.inputs[slot]);
-  if (!t || t->dtype() != DType::kFloat32 || t->rank() != 1 || t->dim(0) != channels)
-    return nullptr;
-  return t;
-}
-
-bool bn_is_inference(const ir::Node& bn) {
-  if (!bn.domain.empty() || bn.op_type != "BatchNormalization" || bn.inputs.size() != 5 ||
-      bn.outputs.empty() || bn.outputs[0] == ir::kNoValue)
-    return false;
-  for (size_t i = 1; i < bn.outputs.size(); ++i)
-    if (bn.outputs[i] != ir::kNoValue) return false;  // running stats requested: training mode
-  if (const auto* a = bn.find_attribute("training_mode");
-      a && (a->type != ir::Attribute::Type::kInt || a->i != 0))
-    return false;
-  if (const auto* a = bn.find_attribute("spatial");
-      a && (a->type != ir::Attribute::Type::kInt || a->i != 1))
-    return false;
-  return true;
-}
 
 class ConvBnFold final : public Pass {
  public:
@@ -52,7 +28,7 @@ class ConvBnFold final : public Pass {
     bool changed = false;
     for (size_t bi = 0; bi < g.nodes.size(); ++bi) {
       const ir::Node& bn = g.nodes[bi];
-      if (!bn_is_inference(bn) || bn.inputs[0] == ir::kNoValue) continue;
+      if (!batch_norm_inference(bn) || bn.inputs[0] == ir::kNoValue) continue;
       const int y = bn.inputs[0];
       const auto yu = static_cast<size_t>(y);
       if (uses.readers[yu] != 1 || uses.output[yu] || uses.captured[yu] || producer[yu] < 0)
@@ -69,25 +45,9 @@ class ConvBnFold final : public Pass {
         b = constant_tensor(g, conv.inputs[2]);
         if (!b || b->dtype() != DType::kFloat32 || b->rank() != 1 || b->dim(0) != m) continue;
       }
-      const Tensor* scale = channel_vector(g, bn, 1, m);
-      const Tensor* bias = channel_vector(g, bn, 2, m);
-      const Tensor* mean = channel_vector(g, bn, 3, m);
-      const Tensor* var = channel_vector(g, bn, 4, m);
-      if (!scale || !bias || !mean || !var) continue;
-      double eps = 1e-5;
-      if (const auto* a = bn.find_attribute("epsilon")) {
-        if (a->type != ir::Attribute::Type::kFloat) continue;
-        eps = a->f;
-      }
-      // In double, as the reference kernel computes its per-channel factors.
-      std::vector<double> s(static_cast<size_t>(m));
-      bool finite = true;
-      for (int64_t c = 0; c < m; ++c) {
-        s[static_cast<size_t>(c)] =
-            scale->data<float>()[c] / std::sqrt(static_cast<double>(var->data<float>()[c]) + eps);
-        finite = finite && std::isfinite(s[static_cast<size_t>(c)]);
-      }
-      if (!finite) continue;
+      BatchNormParams bnp;
+      if (!batch_norm_params(g, bn, m, &bnp)) continue;
+      const std::vector<double>& s = bnp.scale;
       Tensor w2(DType::kFloat32, w->shape());
       const int64_t per = w->numel() / m;
       for (int64_t c = 0; c < m; ++c)
@@ -98,7 +58,7 @@ class ConvBnFold final : public Pass {
       for (int64_t c = 0; c < m; ++c) {
         const double b0 = b ? b->data<float>()[c] : 0.0;
         b2.data<float>()[c] = static_cast<float>(
-            (b0 - mean->data<float>()[c]) * s[static_cast<size_t>(c)] + bias->data<float>()[c]);
+            (b0 - bnp.mean->data<float>()[c]) * s[static_cast<size_t>(c)] + bnp.bias->data<float>()[c]);
       }
       const std::string wname = g.values[static_cast<size_t>(conv.inputs[1])].name;
       const int wid = add_unique_value(g, wname + "_bn", tensor_value_type(w2));

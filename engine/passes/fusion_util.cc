@@ -57,6 +57,56 @@ bool clip_bounds(const ir::Graph& g, const ir::Node& n, std::vector<float>* para
   return true;
 }
 
+namespace {
+
+const Tensor* channel_vector(const ir::Graph& g, const ir::Node& bn, size_t slot,
+                             int64_t channels) {
+  if (bn.inputs.size() <= slot) return nullptr;
+  const Tensor* t = constant_tensor(g, bn.inputs[slot]);
+  if (!t || t->dtype() != DType::kFloat32 || t->rank() != 1 || t->dim(0) != channels)
+    return nullptr;
+  return t;
+}
+
+}  // namespace
+
+bool batch_norm_inference(const ir::Node& bn) {
+  if (!bn.domain.empty() || bn.op_type != "BatchNormalization" || bn.inputs.size() != 5 ||
+      bn.outputs.empty() || bn.outputs[0] == ir::kNoValue)
+    return false;
+  for (size_t i = 1; i < bn.outputs.size(); ++i)
+    if (bn.outputs[i] != ir::kNoValue) return false;  // running stats requested: training mode
+  if (const auto* a = bn.find_attribute("training_mode");
+      a && (a->type != ir::Attribute::Type::kInt || a->i != 0))
+    return false;
+  if (const auto* a = bn.find_attribute("spatial");
+      a && (a->type != ir::Attribute::Type::kInt || a->i != 1))
+    return false;
+  return true;
+}
+
+bool batch_norm_params(const ir::Graph& g, const ir::Node& bn, int64_t m, BatchNormParams* p) {
+  if (!batch_norm_inference(bn)) return false;
+  const Tensor* scale = channel_vector(g, bn, 1, m);
+  p->bias = channel_vector(g, bn, 2, m);
+  p->mean = channel_vector(g, bn, 3, m);
+  const Tensor* var = channel_vector(g, bn, 4, m);
+  if (!scale || !p->bias || !p->mean || !var) return false;
+  double eps = 1e-5;
+  if (const auto* a = bn.find_attribute("epsilon")) {
+    if (a->type != ir::Attribute::Type::kFloat) return false;
+    eps = a->f;
+  }
+  // In double, as the reference kernel computes its per-channel factors.
+  p->scale.resize(static_cast<size_t>(m));
+  for (int64_t c = 0; c < m; ++c) {
+    const double s = scale->data<float>()[c] / std::sqrt(static_cast<double>(var->data<float>()[c]) + eps);
+    if (!std::isfinite(s)) return false;
+    p->scale[static_cast<size_t>(c)] = s;
+  }
+  return true;
+}
+
 bool match_activation(const ir::Graph& g, const GraphIndex& ix, int y, ActivationMatch* m) {
   const auto& rd = ix.readers[static_cast<size_t>(y)];
   // Silu: y read by Sigmoid(y) and Mul(y, sigmoid) exactly.

@@ -55,6 +55,18 @@ struct ActivationMatch {
   std::vector<int> nodes;
   int output = ir::kNoValue;
 };
+// A BatchNormalization in inference mode: its first output only, no training_mode, spatial 1.
+bool batch_norm_inference(const ir::Node& bn);
+// Its constant per-channel parameters for `m` channels, as y = (x - mean) * scale + bias with
+// scale = gamma / sqrt(var + eps) computed in double; false when any is not a float32 constant
+// of m values or a scale is not finite.
+struct BatchNormParams {
+  std::vector<double> scale;
+  const Tensor* bias = nullptr;
+  const Tensor* mean = nullptr;
+};
+bool batch_norm_params(const ir::Graph& g, const ir::Node& bn, int64_t m, BatchNormParams* p);
+
 // Clip's bounds {lo, hi} when they are constants (inputs from opset 11, attributes before).
 bool clip_bounds(const ir::Graph& g, const ir::Node& n, std::vector<float>* params);
 
