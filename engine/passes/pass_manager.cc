@@ -35,6 +35,7 @@ PassManager PassManager::with_default_passes(PassManagerOptions options) {
   pm.add(make_conv_add_fusion());
   pm.add(make_conv_activation_fusion());
   pm.add(make_matmul_add_fusion());
+  pm.add(make_activation_affine_fusion());
   pm.add(make_attention_fusion());
   pm.add(make_transpose_reshape_cancellation());
   // Layout last: the convolutions it moves to channels-last are the fused ones.

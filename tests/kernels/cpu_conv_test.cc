@@ -227,5 +227,49 @@ TEST(CpuFusedConv, BadActivationIsAClearError) {
       "residual Z");
 }
 
+TEST(CpuFusedConv, ActivationAffineMatchesReference) {
+  // act(conv) * scale + shift: after HardSwish (PP-LCNetV3), after no activation, with a
+  // residual, channels-last 3x3 (a form that would otherwise take the tile kernels) and 1x1.
+  ThreadPool pool2(2);
+  const Tensor w3 = random_tensor({8, 5, 3, 3}, 21), w1 = random_tensor({8, 5, 1, 1}, 22);
+  const Tensor b = random_tensor({8}, 23);
+  struct Case {
+    const char* act;
+    bool channels_last, residual, pointwise;
+  };
+  for (const Case& c : {Case{"HardSwish", false, false, false}, Case{"", false, true, false},
+                        Case{"HardSwish", true, false, false}, Case{"Relu", true, true, true}}) {
+    SCOPED_TRACE(std::string(c.act) + (c.channels_last ? " nhwc" : "") + (c.residual ? " +Z" : ""));
+    Attrs attrs = {{"activation", string_attr(c.act)}, {"activation_affine", floats_attr({-1.75f, 0.3f})}};
+    const Tensor& w = c.pointwise ? w1 : w3;
+    if (!c.pointwise) attrs["pads"] = ints_attr({1, 1, 1, 1});
+    if (c.channels_last) attrs["channels_last"] = int_attr(1);
+    const Tensor x = c.channels_last ? random_tensor({1, 9, 10, 5}, 24) : random_tensor({1, 5, 9, 10}, 24);
+    const Tensor z = c.channels_last ? random_tensor({1, 9, 10, 8}, 25) : random_tensor({1, 8, 9, 10}, 25);
+    const std::vector<Tensor> in = {x, w, b, c.residual ? z : Tensor()};
+    NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
+    auto want = ref.run(in);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    // The affine changes the result (the test would not notice it missing otherwise).
+    Attrs plain = attrs;
+    plain.erase("activation_affine");
+    auto without = NodeRunner("FusedConv", "com.osprey", 1, plain, Device::ref).run(in);
+    ASSERT_TRUE(without.ok());
+    EXPECT_FALSE(bit_equal(*without, *want));
+    NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w, b});
+    ASSERT_TRUE(fast.prepare_status().ok()) << fast.prepare_status().to_string();
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+      auto got = fast.run(in, pool);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      expect_close(*got, *want);
+    }
+  }
+  // Not two values: both kernels name the attribute.
+  const Attrs bad = {{"activation_affine", floats_attr({2.0f})}};
+  for (Device d : {Device::cpu, Device::ref})
+    expect_invalid(NodeRunner("FusedConv", "com.osprey", 1, bad, d).run({random_tensor({1, 5, 4, 4}, 1), w1}),
+                   "activation_affine");
+}
+
 }  // namespace
 }  // namespace osprey::testing

@@ -295,7 +295,7 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
     if (st.tiles != 0 && !blk) {
       TileAct act = TileAct::kNone;
       float lo = 0, hi = 0;
-      const bool act_ok = tile_activation(st.act.name, st.act.params, &act, &lo, &hi);
+      const bool act_ok = st.act.affine.empty() && tile_activation(st.act.name, st.act.params, &act, &lo, &hi);
       if (st.tiles < 0) st.tiles = act_ok && tiles_pay(tp, pd.impl_info_str()) ? 1 : 0;
       if (st.tiles == 1) {
         if (!st.tile_panels) {

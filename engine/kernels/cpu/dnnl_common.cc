@@ -55,6 +55,13 @@ Status read_activation(const KernelContext& ctx, Activation* act) {
     if (act->params.size() != k.params)
       return invalid_argument("activation ", act->name.empty() ? "(none)" : act->name, " takes ",
                               k.params, " activation_params, got ", act->params.size());
+    act->affine.clear();
+    if (ctx.has_attr("activation_affine")) {
+      act->affine = ctx.attr_floats("activation_affine");
+      if (act->affine.size() != 2)
+        return invalid_argument("attribute activation_affine takes 2 values [scale, shift], got ",
+                                act->affine.size());
+    }
     return Status::Ok();
   }
   return invalid_argument("unknown activation '", act->name, "'");
@@ -64,6 +71,13 @@ void append_activation(const Activation& act, dnnl::post_ops* ops) {
   using A = dnnl::algorithm;
   const std::string& n = act.name;
   const auto& p = act.params;
+  if (!act.affine.empty()) {  // after the activation
+    Activation plain = act;
+    plain.affine.clear();
+    append_activation(plain, ops);
+    ops->append_eltwise(1.0f, A::eltwise_linear, act.affine[0], act.affine[1]);
+    return;
+  }
   if (n.empty()) return;
   if (n == "Relu")
     ops->append_eltwise(1.0f, A::eltwise_relu, 0.0f, 0.0f);

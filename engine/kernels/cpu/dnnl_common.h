@@ -46,6 +46,7 @@ Status guarded(const char* what, F&& fn) {
 struct Activation {
   std::string name;           // "" = none
   std::vector<float> params;  // checked count
+  std::vector<float> affine;  // activation_affine: {} or {scale, shift}, applied after
 };
 Status read_activation(const KernelContext& ctx, Activation* act);
 // Appends the activation's eltwise post-op(s) to `ops`.

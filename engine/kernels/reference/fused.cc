@@ -20,8 +20,11 @@
 //
 // activation: "" (none), Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Silu,
 // Gelu, GeluTanh. activation_params: Clip [min, max], LeakyRelu [alpha], HardSigmoid [alpha,
-// beta]; none for the others. The convolution and the matrix product are the reference Conv
-// and the shared GEMM core; activations come from activation.h, as the unfused kernels use.
+// beta]; none for the others. activation_affine = [scale, shift] (optional, FusedConv and
+// FusedMatMul): Y = act(...) * scale + shift, the per-tensor affine some exports put after an
+// activation (PP-LCNetV3's learnable affine blocks). The convolution and the matrix product are
+// the reference Conv and the shared GEMM core; activations come from activation.h, as the
+// unfused kernels use.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -55,6 +58,8 @@ enum class Act {
 struct Activation {
   Act kind = Act::kNone;
   float a = 0, b = 0;  // Clip min/max, LeakyRelu alpha, HardSigmoid alpha/beta
+  bool affine = false;  // then * scale + shift after the activation
+  float scale = 1, shift = 0;
 };
 
 Status read_activation(const KernelContext& ctx, Activation* act) {
@@ -86,12 +91,21 @@ Status read_activation(const KernelContext& ctx, Activation* act) {
     act->kind = e.kind;
     if (e.params > 0) act->a = params[0];
     if (e.params > 1) act->b = params[1];
+    if (ctx.has_attr("activation_affine")) {
+      const std::vector<float> affine = ctx.attr_floats("activation_affine");
+      if (affine.size() != 2)
+        return invalid_argument("attribute activation_affine takes 2 values [scale, shift], got ",
+                                affine.size());
+      act->affine = true;
+      act->scale = affine[0];
+      act->shift = affine[1];
+    }
     return Status::Ok();
   }
   return invalid_argument("unknown activation '", name, "'");
 }
 
-float apply(const Activation& act, float x) {
+float activate(const Activation& act, float x) {
   switch (act.kind) {
     case Act::kNone: return x;
     case Act::kRelu: return x > 0 ? x : 0.0f;
@@ -106,6 +120,11 @@ float apply(const Activation& act, float x) {
     case Act::kGeluTanh: return gelu_tanh(x);
   }
   return x;
+}
+
+float apply(const Activation& act, float x) {
+  const float y = activate(act, x);
+  return act.affine ? y * act.scale + act.shift : y;
 }
 
 Status require_float32(const KernelContext& ctx, int i, const char* what) {
@@ -128,7 +147,7 @@ Status add_residual_and_activate(const KernelContext& ctx, int zi, const Activat
                               ", expected the output shape ", shape_to_string(y.shape()));
     const float* q = z.data<float>();
     for (int64_t i = 0; i < n; ++i) p[i] = apply(act, p[i] + q[i]);
-  } else if (act.kind != Act::kNone) {
+  } else if (act.kind != Act::kNone || act.affine) {
     for (int64_t i = 0; i < n; ++i) p[i] = apply(act, p[i]);
   }
   return Status::Ok();
