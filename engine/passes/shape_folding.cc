@@ -1,10 +1,12 @@
 // shape_folding (level 1): shape computations whose result is known before the graph runs
 // become constants. Shape of a value whose shape is fully static, and the int64 values computed
-// from shapes (Gather, Slice, Concat, Unsqueeze, Squeeze, Cast) when every element is a fixed
-// number, are replaced by initializers; constant_folding and dead_code_elimination then finish
+// from shapes (Gather, Slice, Concat, Unsqueeze, Squeeze, Cast; int32 ones too, between a Cast
+// to int32 and one back) when every element is a fixed number, are replaced by initializers of
+// their type; constant_folding and dead_code_elimination then finish
 // the Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains. Shapes come from
 // shape_inference.h: declared main-graph inputs, constants and the ops it knows. A symbolic dim
 // (a dynamic batch or sequence length) is never folded: a Gather that picks one stays.
+#include <cstdint>
 #include <set>
 
 #include "passes/pass.h"
@@ -28,6 +30,7 @@ class ShapeFolding final : public Pass {
 
   Result<bool> run(ir::Graph& g, PassContext& ctx) override {
     const ShapeFacts facts = infer_shapes(g, ctx.in_subgraph);
+    const std::vector<int> producers = compute_producers(g);
     std::vector<bool> dead(g.nodes.size(), false);
     bool changed = false;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -42,8 +45,17 @@ class ShapeFolding final : public Pass {
       if (!fixed) continue;
       const bool scalar = facts.shapes[yi].empty();
       if (scalar && c.size() != 1) continue;
-      Tensor t(DType::kInt64, scalar ? Shape{} : Shape{static_cast<int64_t>(c.size())});
-      for (size_t k = 0; k < c.size(); ++k) t.data<int64_t>()[k] = c[k].value;
+      // Shape values are int64, or int32 between a Cast to int32 and one back.
+      const DType type = known_dtype(g, y, producers, ctx.in_subgraph);
+      if (type != DType::kInt64 && type != DType::kInt32) continue;
+      bool fits = true;
+      for (const SymDim& d : c) fits = fits && (type == DType::kInt64 || d.value <= INT32_MAX);
+      if (!fits) continue;
+      Tensor t(type, scalar ? Shape{} : Shape{static_cast<int64_t>(c.size())});
+      for (size_t k = 0; k < c.size(); ++k) {
+        if (type == DType::kInt64) t.data<int64_t>()[k] = c[k].value;
+        else t.data<int32_t>()[k] = static_cast<int32_t>(c[k].value);
+      }
       g.initializers[y] = std::move(t);
       dead[i] = true;
       changed = true;

@@ -113,7 +113,11 @@ class Inference {
     if (!onnx && !ours) return;
     if (kSameShape.count(op)) {
       if (known(in(n, 0))) set_shape(y, shape(in(n, 0)));
-      if (op == "Cast" && attr_int(n, "to", 0) == static_cast<int64_t>(DType::kInt64) &&
+      // Shape values keep their contents through Cast to int64, and to int32 (PaddlePaddle's
+      // exports cast every shape to int32 and back): a dim does not reach 2^31, where the
+      // model's own int32 arithmetic would break first.
+      const int64_t to = attr_int(n, "to", 0);
+      if (op == "Cast" && (to == static_cast<int64_t>(DType::kInt64) || to == static_cast<int64_t>(DType::kInt32)) &&
           has_contents(in(n, 0)))
         set_contents(y, contents(in(n, 0)));
       if (op == "Identity" && has_contents(in(n, 0))) set_contents(y, contents(in(n, 0)));

@@ -1,4 +1,5 @@
 // shape_folding: shape computations on static dims become constants; symbolic dims never do.
+#include "passes/shape_inference.h"
 #include "passes_test_util.h"
 
 namespace osprey::passes::testing {
@@ -104,6 +105,46 @@ TEST(ShapeFoldingTest, FoldsShapeThroughConvMatMulAndTranspose) {
   EXPECT_NE(dump_graph(*g).find("initializer s: int64[3]{2,2,5}"), std::string::npos)
       << dump_graph(*g);
   expect_session_levels_agree(m.bytes(), in);
+}
+
+TEST(ShapeFoldingTest, ShapesCastToInt32AndBackFoldWithTheirTypes) {
+  // PaddlePaddle's form: Shape -> Cast(int32) -> Slice -> Cast(int64) -> Concat -> Reshape. The
+  // static case folds (the int32 slice, a graph output, into an int32 constant); with a
+  // symbolic dim the contents still reach the Reshape, so its output shape is known.
+  for (bool symbolic : {false, true}) {
+    SCOPED_TRACE(symbolic);
+    ModelBuilder m;
+    m.input("x", kF, {symbolic ? -1 : 2, 3, 4}).output("y").output("s32", onnx::TensorProto::INT32);
+    m.node("Shape", {"x"}, {"s"});
+    m.node("Cast", {"s"}, {"s32"}).add_attribute()->CopyFrom(int_attr("to", onnx::TensorProto::INT32));
+    int64_initializer(m, "starts", {1}, {0});
+    int64_initializer(m, "ends", {1}, {2});
+    m.node("Slice", {"s32", "starts", "ends"}, {"head32"});
+    m.node("Cast", {"head32"}, {"head"}).add_attribute()->CopyFrom(int_attr("to", onnx::TensorProto::INT64));
+    int64_initializer(m, "rest", {1}, {-1});
+    m.node("Concat", {"head", "rest"}, {"target"}).add_attribute()->CopyFrom(int_attr("axis", 0));
+    m.node("Reshape", {"x", "target"}, {"y"});
+    const std::vector<NamedTensor> in = {{"x", ramp({2, 3, 4})}};
+    auto g = expect_pass_preserves(m.bytes(), folding_passes(), in);
+    ASSERT_TRUE(g);
+    const std::string d = dump_graph(*g);
+    if (!symbolic) {
+      EXPECT_EQ(count_op(*g, "Cast"), 0) << d;
+      EXPECT_NE(d.find("initializer s32: int32[3]{2,3,4}"), std::string::npos) << d;
+      EXPECT_NE(d.find("initializer target: int64[3]{2,3,-1}"), std::string::npos) << d;
+    } else {
+      EXPECT_EQ(count_op(*g, "Shape"), 1) << d;
+      const ShapeFacts facts = infer_shapes(*g, false);
+      for (size_t v = 0; v < g->values.size(); ++v)
+        if (g->values[v].name == "y") {
+          ASSERT_TRUE(facts.has_shape[v]);
+          ASSERT_EQ(facts.shapes[v].size(), 3u);
+          EXPECT_TRUE(facts.shapes[v][0].known() && !facts.shapes[v][0].fixed());
+          EXPECT_EQ(facts.shapes[v][1].value, 3);
+        }
+    }
+    expect_session_levels_agree(m.bytes(), in);
+  }
 }
 
 }  // namespace
