@@ -62,6 +62,15 @@ TEST(Elementwise, PowMixedTypes) {
   EXPECT_EQ(values<int32_t>(*i), (std::vector<int32_t>{1, 2}));
   // Before opset 12 both inputs must have the same type.
   EXPECT_FALSE(run_single("Pow", 7, {vec<float>({2.0f}), vec<double>({3.0})}).ok());
+  // Squares (taken as x * x): the same bits as the float square of a double, signs, inf, NaN.
+  const std::vector<float> xs = {1.1f, -3.7f, 1e-20f, 3e19f, -0.0f, INFINITY, NAN};
+  auto sq = run_single("Pow", 15, {vec<float>(xs), vec<float>(std::vector<float>(xs.size(), 2.0f))});
+  ASSERT_TRUE(sq.ok()) << sq.status().to_string();
+  const std::vector<float> got = values<float>(*sq);
+  for (size_t k = 0; k + 1 < xs.size(); ++k)
+    EXPECT_EQ(got[k], static_cast<float>(static_cast<double>(xs[k]) * xs[k])) << xs[k];
+  EXPECT_TRUE(std::isnan(got.back()));
+  EXPECT_EQ(got[3], INFINITY);  // 9e38 overflows float
 }
 
 TEST(Elementwise, BitShiftPastWidthIsZero) {

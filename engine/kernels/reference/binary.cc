@@ -219,9 +219,11 @@ T pow_elem(T a, E b) {
   if constexpr (std::is_integral_v<T> && std::is_integral_v<E>) {
     return int_pow(a, b);
   } else {
-    const double r = std::pow(static_cast<double>(static_cast<compute_t<T>>(a)),
-                              static_cast<double>(static_cast<compute_t<E>>(b)));
-    return convert<T>(r);
+    const double x = static_cast<double>(static_cast<compute_t<T>>(a));
+    const double e = static_cast<double>(static_cast<compute_t<E>>(b));
+    // A square (an STFT's magnitude, a variance) is x * x: exact in double for the narrower
+    // types, the correctly rounded square for double.
+    return convert<T>(e == 2.0 ? x * x : std::pow(x, e));
   }
 }
 

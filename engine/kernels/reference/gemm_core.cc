@@ -119,6 +119,38 @@ inline void micro_kernel<double>(int64_t kc, const double* __restrict ap,
   micro_kernel_vec<double>(kc, ap, bp, acc);
 }
 
+// One row of C (M = 1, a recurrent cell's step at batch 1, a classifier head): no packing, and
+// no micro-tile of kMR rows of which one is used. With B stored [N, K] each C[j] is a dot
+// product over a contiguous row, in 8 interleaved partial sums; otherwise rows of B are added
+// into a row of sums, k by k.
+template <class T>
+void gemm_row(bool trans_a, bool trans_b, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
+              const T* B, int64_t ldb, T* C) {
+  const auto a_at = [&](int64_t k) { return trans_a ? A[k * lda] : A[k]; };
+  if (trans_b) {
+    std::vector<T> a(static_cast<size_t>(K));
+    for (int64_t k = 0; k < K; ++k) a[static_cast<size_t>(k)] = a_at(k);
+    for (int64_t j = 0; j < N; ++j) {
+      const T* b = B + j * ldb;
+      T part[8] = {};
+      int64_t k = 0;
+      for (; k + 8 <= K; k += 8)
+        for (int u = 0; u < 8; ++u) part[u] += a[static_cast<size_t>(k + u)] * b[k + u];
+      for (; k < K; ++k) part[0] += a[static_cast<size_t>(k)] * b[k];
+      const T sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+      C[j] += alpha * sum;
+    }
+    return;
+  }
+  std::vector<T> acc(static_cast<size_t>(N), T(0));
+  for (int64_t k = 0; k < K; ++k) {
+    const T ak = a_at(k);
+    const T* b = B + k * ldb;
+    for (int64_t j = 0; j < N; ++j) acc[static_cast<size_t>(j)] += ak * b[j];
+  }
+  for (int64_t j = 0; j < N; ++j) C[j] += alpha * acc[static_cast<size_t>(j)];
+}
+
 template <class T>
 void gemm_serial(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
                  int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
@@ -131,6 +163,10 @@ void gemm_serial(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T 
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] *= beta;
   }
   if (K <= 0 || alpha == T(0)) return;
+  if (M == 1) {
+    gemm_row(trans_a, trans_b, N, K, alpha, A, lda, B, ldb, C);
+    return;
+  }
 
   constexpr int64_t NR = nr_of<T>();
   const int64_t nc_max = std::min(kNC, (N + NR - 1) / NR * NR);
