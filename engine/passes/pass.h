@@ -38,6 +38,7 @@ class Pass {
 };
 
 // One factory per pass file.
+std::unique_ptr<Pass> make_inline_captured_constants();
 std::unique_ptr<Pass> make_identity_elimination();
 std::unique_ptr<Pass> make_constant_folding();
 std::unique_ptr<Pass> make_conv_bn_fold();

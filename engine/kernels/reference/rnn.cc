@@ -104,7 +104,10 @@ struct Problem {
   bool lbr = false, input_forget = false, reverse_only = false;
   C clip = 0;  // <= 0: none
   std::vector<C> X;            // [seq, batch, in]
-  std::vector<C> W, R, B, P;   // as given ([dirs, ...]); B, P may be empty
+  // The weights as given ([dirs, ...]): the tensors' own data when their type is C, else the
+  // converted copies in *_own. B and P may be null.
+  const C *W = nullptr, *R = nullptr, *B = nullptr, *P = nullptr;
+  std::vector<C> W_own, R_own, B_own, P_own;
   std::vector<C> h0, c0;       // [dirs, batch, H]; may be empty
   std::vector<int64_t> lens;   // [batch]
   std::vector<Activation> acts;
@@ -120,11 +123,11 @@ void clip_values(C* v, int64_t n, C clip) {
 template <class C>
 void run_direction(Problem<C>& p, int64_t d, bool reverse) {
   const int64_t H = p.H, GH = p.G * H, Bt = p.batch, S = p.seq, I = p.in;
-  const C* W = p.W.data() + d * GH * I;
-  const C* R = p.R.data() + d * GH * H;
-  const C* Wb = p.B.empty() ? nullptr : p.B.data() + d * 2 * GH;
+  const C* W = p.W + d * GH * I;
+  const C* R = p.R + d * GH * H;
+  const C* Wb = p.B ? p.B + d * 2 * GH : nullptr;
   const C* Rb = Wb ? Wb + GH : nullptr;
-  const C* P = p.P.empty() ? nullptr : p.P.data() + d * 3 * H;
+  const C* P = p.P ? p.P + d * 3 * H : nullptr;
   const Activation* act = p.acts.data() + d * p.per;
 
   // Input projections of every step, with the biases that simply add.
@@ -239,6 +242,18 @@ std::vector<C> to_vec(const Tensor& t, bool swap01) {
   return v;
 }
 
+// Tensor t's elements as C: its own data when it holds C already (the weights of a float
+// model, read in place on every run), else a converted copy kept in *own.
+template <class C, class T>
+const C* view_as(const Tensor& t, std::vector<C>* own) {
+  if constexpr (std::is_same_v<C, T>) {
+    return t.data<T>();
+  } else {
+    *own = to_vec<C, T>(t, false);
+    return own->data();
+  }
+}
+
 // Writes canonical v ([a, b, inner]) to output i as T, swapping dims 0 and 1 if asked.
 template <class C, class T>
 Status write_output(KernelContext& ctx, int i, const std::vector<C>& v, Shape canonical,
@@ -334,12 +349,12 @@ Status run_rnn(KernelContext& ctx, Cell cell) {
   OSPREY_RETURN_IF_ERROR(parse_activations(ctx, p.per, p.dirs, defaults, &p.acts));
 
   p.X = to_vec<C, T>(X, bm);
-  p.W = to_vec<C, T>(W, false);
-  p.R = to_vec<C, T>(R, false);
-  if (ctx.has_input(3)) p.B = to_vec<C, T>(ctx.input(3), false);
+  p.W = view_as<C, T>(W, &p.W_own);
+  p.R = view_as<C, T>(R, &p.R_own);
+  if (ctx.has_input(3)) p.B = view_as<C, T>(ctx.input(3), &p.B_own);
   if (ctx.has_input(5)) p.h0 = to_vec<C, T>(ctx.input(5), bm);
   if (cell == Cell::kLstm && ctx.has_input(6)) p.c0 = to_vec<C, T>(ctx.input(6), bm);
-  if (cell == Cell::kLstm && ctx.has_input(7)) p.P = to_vec<C, T>(ctx.input(7), false);
+  if (cell == Cell::kLstm && ctx.has_input(7)) p.P = view_as<C, T>(ctx.input(7), &p.P_own);
   p.Y.assign(static_cast<size_t>(p.seq * p.dirs * p.batch * H), C(0));
   p.Yh.assign(static_cast<size_t>(p.dirs * p.batch * H), C(0));
   p.Yc.assign(p.Yh.size(), C(0));
