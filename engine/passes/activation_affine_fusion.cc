@@ -19,11 +19,9 @@ bool fusable_node(const ir::Node& n) {
 // The sole reader of `v` if it is `op` (Mul or Add) with a float32 scalar constant as its other
 // operand: the node and the constant; -1 otherwise.
 int scalar_reader(const ir::Graph& g, const GraphIndex& ix, int v, const char* op, double* c) {
-  const int r = ix.sole_reader(v);
+  const int r = sole_binary_reader(g, ix, v, op);
   if (r < 0) return -1;
   const ir::Node& n = g.nodes[static_cast<size_t>(r)];
-  if (!is_op(n, op) || n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0] == ir::kNoValue)
-    return -1;
   const int other = other_input(n, v);
   if (other == ir::kNoValue || other == v || !scalar_constant(g, other, c)) return -1;
   const Tensor* t = constant_tensor(g, other);

@@ -70,6 +70,23 @@ const Tensor* channel_vector(const ir::Graph& g, const ir::Node& bn, size_t slot
 
 }  // namespace
 
+int operand_besides(const ir::Graph& g, const ir::Node& n, double want) {
+  if (n.inputs.size() != 2) return ir::kNoValue;
+  double c;
+  for (size_t k = 0; k < 2; ++k)
+    if (scalar_constant(g, n.inputs[k], &c) && near(c, want)) return n.inputs[1 - k];
+  return ir::kNoValue;
+}
+
+int sole_binary_reader(const ir::Graph& g, const GraphIndex& ix, int v, const char* op) {
+  const int r = ix.sole_reader(v);
+  if (r < 0) return -1;
+  const ir::Node& n = g.nodes[static_cast<size_t>(r)];
+  if (!is_op(n, op) || n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0] == ir::kNoValue)
+    return -1;
+  return r;
+}
+
 bool batch_norm_inference(const ir::Node& bn) {
   if (!bn.domain.empty() || bn.op_type != "BatchNormalization" || bn.inputs.size() != 5 ||
       bn.outputs.empty() || bn.outputs[0] == ir::kNoValue)

@@ -55,6 +55,13 @@ struct ActivationMatch {
   std::vector<int> nodes;
   int output = ir::kNoValue;
 };
+// The operand of two-input node `n` other than a float32 scalar constant equal to `want` (to a
+// relative 1e-4), or kNoValue.
+int operand_besides(const ir::Graph& g, const ir::Node& n, double want);
+// The one node reading `v` when it is the default-domain binary op `op` with one present
+// output; -1 otherwise.
+int sole_binary_reader(const ir::Graph& g, const GraphIndex& ix, int v, const char* op);
+
 // A BatchNormalization in inference mode: its first output only, no training_mode, spatial 1.
 bool batch_norm_inference(const ir::Node& bn);
 // Its constant per-channel parameters for `m` channels, as y = (x - mean) * scale + bias with

@@ -44,22 +44,12 @@ class GeluMatcher {
   }
   // The single reader of `v` if it is the binary op `op`.
   const ir::Node* reader(int v, const char* op) {
-    const int r = ix_.sole_reader(v);
-    if (r < 0 || !is_op(g_.nodes[static_cast<size_t>(r)], op)) return nullptr;
-    const ir::Node& n = g_.nodes[static_cast<size_t>(r)];
-    if (n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0] == ir::kNoValue)
-      return nullptr;
+    const int r = sole_binary_reader(g_, ix_, v, op);
+    if (r < 0) return nullptr;
     nodes.push_back(r);
-    return &n;
+    return &g_.nodes[static_cast<size_t>(r)];
   }
-  // The operand of binary `n` other than the float32 scalar `want`, or kNoValue.
-  int operand_besides(const ir::Node& n, double want) {
-    double c;
-    for (int k = 0; k < 2; ++k)
-      if (scalar_constant(g_, n.inputs[static_cast<size_t>(k)], &c) && near(c, want))
-        return n.inputs[static_cast<size_t>(1 - k)];
-    return ir::kNoValue;
-  }
+  int operand_besides(const ir::Node& n, double want) { return passes::operand_besides(g_, n, want); }
 
   // d = x / sqrt2 or x * (1 / sqrt2): x.
   int erf_argument(int d) {

@@ -17,44 +17,25 @@ namespace {
 
 constexpr int kHardSwishSince = 14;
 
-// The operand of binary node `n` other than the scalar constant `want`, or kNoValue.
-int operand_besides(const ir::Graph& g, const ir::Node& n, double want) {
-  if (n.inputs.size() != 2) return ir::kNoValue;
-  double c;
-  for (size_t k = 0; k < 2; ++k)
-    if (scalar_constant(g, n.inputs[k], &c) && near(c, want)) return n.inputs[1 - k];
-  return ir::kNoValue;
-}
-
-// The sole reader of `v` when it is the binary op `op` with one output; -1 otherwise.
-int binary_reader(const ir::Graph& g, const GraphIndex& ix, int v, const char* op) {
-  const int r = ix.sole_reader(v);
-  if (r < 0) return -1;
-  const ir::Node& n = g.nodes[static_cast<size_t>(r)];
-  if (!is_op(n, op) || n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0] == ir::kNoValue)
-    return -1;
-  return r;
-}
-
 // From the gate g(x) (Clip(x + 3, 0, 6) or HardSigmoid(x)) node `gate`: the node writing
 // x * gate / 6 (clip form) or x * gate (hard-sigmoid form), with the matched nodes in `nodes`;
 // -1 when the chain is not there.
 int tail(const ir::Graph& g, const GraphIndex& ix, const ir::Node& gate, int x, bool clip_form,
          std::vector<int>* nodes) {
   const int gv = gate.outputs[0];
-  const int m = binary_reader(g, ix, gv, "Mul");
+  const int m = sole_binary_reader(g, ix, gv, "Mul");
   if (m < 0 || other_input(g.nodes[static_cast<size_t>(m)], gv) != x) return -1;
   nodes->push_back(m);
   if (!clip_form) return m;
   const int mv = g.nodes[static_cast<size_t>(m)].outputs[0];
-  if (const int d = binary_reader(g, ix, mv, "Div"); d >= 0) {
+  if (const int d = sole_binary_reader(g, ix, mv, "Div"); d >= 0) {
     double c;
     const ir::Node& div = g.nodes[static_cast<size_t>(d)];
     if (div.inputs[0] != mv || !scalar_constant(g, div.inputs[1], &c) || !near(c, 6.0)) return -1;
     nodes->push_back(d);
     return d;
   }
-  const int s = binary_reader(g, ix, mv, "Mul");
+  const int s = sole_binary_reader(g, ix, mv, "Mul");
   if (s < 0 || operand_besides(g, g.nodes[static_cast<size_t>(s)], 1.0 / 6.0) != mv) return -1;
   nodes->push_back(s);
   return s;

@@ -31,9 +31,11 @@ struct Upsampling {
 };
 
 struct ConvTransposeState final : KernelState {
-  Tensor weights;  // the constant W (shared storage); undefined when computed
-  std::vector<float> packed;  // W as [M][s][t][C], from `weights`, made at prepare
-  const void* packed_from = nullptr;
+  // The constant W (shared storage, which keeps its address from being reused while `packed`
+  // stands for it) and W as [M][s][t][C]; both empty when W is computed or the node's
+  // attributes are not the upsampling form's.
+  Tensor weights;
+  std::vector<float> packed;
 };
 
 // Whether the node's attributes and shapes are the upsampling form; fills `u`.
@@ -204,7 +206,7 @@ Status conv_transpose(KernelContext& ctx) {
   if (!avx512_kernels_available() || !upsampling_form(ctx, &u)) return ref::conv_transpose(ctx);
   const Tensor& w = ctx.input(1);
   auto* st = dynamic_cast<ConvTransposeState*>(ctx.state());
-  if (st && !st->packed.empty() && st->packed_from == w.raw_data() &&
+  if (st && !st->packed.empty() && st->weights.raw_data() == w.raw_data() &&
       static_cast<int64_t>(st->packed.size()) == w.numel())
     return run_upsampling(ctx, u, st->packed.data());
   // A computed W (or a run without the prepared state): packed for this run.
@@ -217,11 +219,13 @@ Result<std::shared_ptr<KernelState>> prepare_conv_transpose(const KernelContext&
   auto st = std::make_shared<ConvTransposeState>();
   if (ctx.has_input(1) && ctx.input_value(1).is_tensor()) {
     const Tensor& w = ctx.input(1);
-    if (w.dtype() == DType::kFloat32 && w.rank() == 4 && w.numel() > 0) {
+    // Packed only where the attributes can make the upsampling form (the input's shape is
+    // checked per run).
+    if (w.dtype() == DType::kFloat32 && w.rank() == 4 && w.numel() > 0 && ctx.attr_int("group", 1) == 1 &&
+        ctx.attr_ints("strides", {1, 1}) == std::vector<int64_t>{w.dim(2), w.dim(3)}) {
       st->weights = w;
       st->packed.resize(static_cast<size_t>(w.numel()));
       pack(w.data<float>(), w.dim(0), w.dim(1), w.dim(2), w.dim(3), st->packed.data());
-      st->packed_from = w.raw_data();
     }
   }
   return std::shared_ptr<KernelState>(std::move(st));

@@ -2,11 +2,7 @@
 // threads: PP-OCR's text detector ends in a Sigmoid over its 640x640 map, which the reference
 // (std::exp per element) took 1.5 ms for. The reference is the oracle of the tests.
 #include "kernels/cpu/row_kernels.h"
-#include "kernels/kernel.h"
-
-namespace osprey::ref {
-Status unary_sigmoid(KernelContext& ctx);
-}  // namespace osprey::ref
+#include "kernels/reference/elementwise_util.h"
 
 namespace osprey::cpu {
 

@@ -128,15 +128,19 @@ void gemm_row(bool trans_a, bool trans_b, int64_t N, int64_t K, T alpha, const T
               const T* B, int64_t ldb, T* C) {
   const auto a_at = [&](int64_t k) { return trans_a ? A[k * lda] : A[k]; };
   if (trans_b) {
-    std::vector<T> a(static_cast<size_t>(K));
-    for (int64_t k = 0; k < K; ++k) a[static_cast<size_t>(k)] = a_at(k);
+    std::vector<T> gathered;  // A's row, when it is stored as a column
+    if (trans_a) {
+      gathered.resize(static_cast<size_t>(K));
+      for (int64_t k = 0; k < K; ++k) gathered[static_cast<size_t>(k)] = a_at(k);
+    }
+    const T* a = trans_a ? gathered.data() : A;
     for (int64_t j = 0; j < N; ++j) {
       const T* b = B + j * ldb;
       T part[8] = {};
       int64_t k = 0;
       for (; k + 8 <= K; k += 8)
-        for (int u = 0; u < 8; ++u) part[u] += a[static_cast<size_t>(k + u)] * b[k + u];
-      for (; k < K; ++k) part[0] += a[static_cast<size_t>(k)] * b[k];
+        for (int u = 0; u < 8; ++u) part[u] += a[k + u] * b[k + u];
+      for (; k < K; ++k) part[0] += a[k] * b[k];
       const T sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
       C[j] += alpha * sum;
     }
