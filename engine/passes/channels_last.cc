@@ -12,7 +12,9 @@
 //     residual Z, if any, is proven to have Y's shape): they become
 //     FusedConv with channels_last = 1 (X, Z and Y are [N, H, W, C]; W is unchanged);
 //   - Relu, Clip, Sigmoid, Tanh, LeakyRelu, HardSigmoid, HardSwish, Elu, Softplus whose input
-//     is channels-last (layout does not matter to them);
+//     is channels-last (layout does not matter to them), and so QuantizeLinear and
+//     DequantizeLinear with one scale and zero point (a QDQ-quantized model's pairs between
+//     convolutions; per-axis parameters name an NCHW axis and stay);
 //   - Add, Sub, Mul, Div whose two inputs are both channels-last (both of rank 4: permuting
 //     both shapes alike keeps the broadcast, e.g. a squeeze-excite scale [N, C, 1, 1] times
 //     its [N, C, H, W] feature map), or whose other input is a constant holding one value
@@ -67,6 +69,36 @@ bool layout_free_unary(const ir::Node& n) {
                                             "HardSigmoid", "HardSwish", "Elu", "Softplus"};
   return n.domain.empty() && ops.count(n.op_type) && !n.inputs.empty() && n.inputs[0] >= 0 &&
          n.outputs.size() == 1 && n.outputs[0] >= 0;
+}
+
+// A constant holding one value, of rank <= 4: broadcasting it against an NHWC value is the same
+// as against the NCHW one (x + 3, x / 6 in a decomposed HardSwish).
+bool single_value(const ir::Graph& g, int v) {
+  const Tensor* t = constant_tensor(g, v);
+  return t && t->numel() == 1 && t->rank() <= 4;
+}
+
+// QuantizeLinear / DequantizeLinear with a single-value scale and zero point (per tensor), and
+// none of the block_size / output_dtype attributes of later opsets.
+bool per_tensor_quantization(const ir::Graph& g, const ir::Node& n) {
+  if (!is_op(n, "QuantizeLinear") && !is_op(n, "DequantizeLinear")) return false;
+  if (n.inputs.size() < 2 || n.inputs.size() > 3 || n.inputs[0] < 0 || n.outputs.size() != 1 ||
+      n.outputs[0] < 0 || n.find_attribute("block_size") || n.find_attribute("output_dtype"))
+    return false;
+  const int zp = input_at(n, 2);
+  return single_value(g, n.inputs[1]) && (zp == ir::kNoValue || single_value(g, zp));
+}
+
+// The element type a converted node's output has: QuantizeLinear's is its zero point's (uint8
+// without one), DequantizeLinear's float32, the others' their first input's.
+DType converted_output_dtype(const ir::Graph& g, const GraphIndex& ix, const ir::Node& n) {
+  if (is_op(n, "QuantizeLinear")) {
+    const int zp = input_at(n, 2);
+    return zp == ir::kNoValue ? DType::kUInt8 : constant_tensor(g, zp)->dtype();
+  }
+  if (is_op(n, "DequantizeLinear")) return DType::kFloat32;
+  const DType d = n.inputs.empty() || n.inputs[0] < 0 ? DType::kUndefined : ix.dtype(n.inputs[0]);
+  return d == DType::kUndefined ? DType::kFloat32 : d;
 }
 
 bool layout_free_binary(const ir::Node& n) {
@@ -142,13 +174,6 @@ bool max_pool_candidate(const ir::Node& n) {
   return true;
 }
 
-// A constant holding one value, of rank <= 4: broadcasting it against an NHWC value is the same
-// as against the NCHW one (x + 3, x / 6 in a decomposed HardSwish).
-bool single_value(const ir::Graph& g, int v) {
-  const Tensor* t = constant_tensor(g, v);
-  return t && t->numel() == 1 && t->rank() <= 4;
-}
-
 class ChannelsLast final : public Pass {
  public:
   const char* name() const override { return "channels_last"; }
@@ -168,7 +193,8 @@ class ChannelsLast final : public Pass {
       if (conv_candidate(n, ix)) {
         k = Kind::kConv;
         any_conv = true;
-      } else if (layout_free_unary(n) && held[static_cast<size_t>(n.inputs[0])]) {
+      } else if ((layout_free_unary(n) || per_tensor_quantization(g, n)) &&
+                 held[static_cast<size_t>(n.inputs[0])]) {
         k = Kind::kUnary;
       } else if (layout_free_binary(n) && held[static_cast<size_t>(n.inputs[0])] && held[static_cast<size_t>(n.inputs[1])] &&
                  rank4(ix, n.inputs[0]) && rank4(ix, n.inputs[1])) {
@@ -195,6 +221,13 @@ class ChannelsLast final : public Pass {
     if (!any_conv) return false;
 
     twin_.assign(g.values.size(), ir::kNoValue);
+    // Element types, read before the graph changes: of each value, and of each converted
+    // node's output.
+    dtypes_.assign(g.values.size(), DType::kUndefined);
+    for (size_t v = 0; v < g.values.size(); ++v) dtypes_[v] = ix.dtype(static_cast<int>(v));
+    std::vector<DType> out_dtype(g.nodes.size(), DType::kFloat32);
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (kind[i] != Kind::kNone) out_dtype[i] = converted_output_dtype(g, ix, g.nodes[i]);
     added_.clear();
     const size_t original_nodes = g.nodes.size();
     for (size_t i = 0; i < original_nodes; ++i) {
@@ -246,7 +279,8 @@ class ChannelsLast final : public Pass {
       // Output: produced channels-last under a new name; the NCHW name comes back through a
       // Transpose only if something still reads it.
       const int y = n.outputs[0];
-      const int t = add_unique_value(g, g.values[static_cast<size_t>(y)].name + "_nhwc", float_tensor_type());
+      const int t = add_unique_value(g, g.values[static_cast<size_t>(y)].name + "_nhwc",
+                                     tensor_type(out_dtype[i]));
       n.outputs[0] = t;
       twin_[static_cast<size_t>(y)] = t;
       if (needs_nchw(ix, kind, y)) add_transpose(t, y, kToFirst, n.name);
@@ -271,7 +305,8 @@ class ChannelsLast final : public Pass {
     const auto u = static_cast<size_t>(v);
     if (twin_[u] != ir::kNoValue) return twin_[u];
     const std::string name = g.values[u].name;
-    const int made = add_unique_value(g, name + "_nhwc", float_tensor_type());
+    const DType d = dtypes_[u];
+    const int made = add_unique_value(g, name + "_nhwc", tensor_type(d == DType::kUndefined ? DType::kFloat32 : d));
     twin_[u] = made;
     add_transpose(v, made, kToLast, name);
     return made;
@@ -302,7 +337,14 @@ class ChannelsLast final : public Pass {
     added_.push_back(std::move(t));
   }
 
+  static ir::ValueType tensor_type(DType d) {
+    ir::ValueType t = float_tensor_type();
+    t.dtype = d;
+    return t;
+  }
+
   int opset_ = 13;
+  std::vector<DType> dtypes_;  // value id -> element type (kUndefined: unknown)
   std::vector<int> twin_;  // value id -> its channels-last twin
   std::vector<ir::Node> added_;
 };

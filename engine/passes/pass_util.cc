@@ -205,6 +205,18 @@ DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers,
                                                          : DType::kUndefined;
     }
     if (n.op_type == "Shape" && n.domain.empty()) return DType::kInt64;
+    if (is_op(n, "DequantizeLinear")) {  // the scale's type
+      id = input_at(n, 1);
+      continue;
+    }
+    if (is_op(n, "QuantizeLinear")) {  // output_dtype, else the zero point's type, else uint8
+      const auto* to = n.find_attribute("output_dtype");
+      if (to && (to->type != ir::Attribute::Type::kInt || to->i != 0))
+        return to->type == ir::Attribute::Type::kInt ? static_cast<DType>(to->i) : DType::kUndefined;
+      if (input_at(n, 2) == ir::kNoValue) return DType::kUInt8;
+      id = n.inputs[2];
+      continue;
+    }
     const bool same =
         (n.domain.empty() && kSameType.count(n.op_type)) || (n.domain == "com.osprey");
     if (!same || n.inputs.empty()) return DType::kUndefined;

@@ -51,7 +51,8 @@ bool scalar_constant(const ir::Graph& g, int id, double* v);
 // True when `a` and `b` agree to a relative tolerance `rel`.
 bool near(double a, double b, double rel = 1e-4);
 // Element type of `id` when it is certain from the graph: a constant, a declared main-graph
-// input or value type, a Cast's `to`, or an op whose output type is its first input's.
+// input or value type, a Cast's `to`, QuantizeLinear's and DequantizeLinear's (output_dtype, the
+// zero point's or uint8; the scale's), or an op whose output type is its first input's.
 DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers, bool in_subgraph);
 // Index of input slot `i` of node `n`, or kNoValue when absent.
 inline int input_at(const ir::Node& n, size_t i) {

@@ -104,6 +104,9 @@ class Inference {
                                                      "Not",
                                                      "Gelu",
                                                      "Attention",
+                                                     "QuantizeLinear",
+                                                     "DequantizeLinear",
+                                                     "DynamicQuantizeLinear",
                                                      "Cast"};
     static const std::set<std::string> kBroadcast = {"Add",   "Sub",  "Mul",     "Div", "Pow",
                                                      "Equal", "Less", "Greater", "And", "Or",

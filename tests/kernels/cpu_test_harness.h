@@ -23,15 +23,16 @@ namespace osprey::testing {
 class NodeRunner {
  public:
   // `constants[i]` defined = input i is an initializer the prepare step sees.
+  // `input_dtype`: the type of input 0 the kernel is looked up for.
   NodeRunner(std::string op, std::string domain, int opset, Attrs attrs, Device device,
-             const std::vector<Tensor>& constants = {}) {
+             const std::vector<Tensor>& constants = {}, DType input_dtype = DType::kFloat32) {
     node_.op_type = std::move(op);
     node_.domain = std::move(domain);
     node_.opset = opset;
     node_.attributes = std::move(attrs);
     node_.outputs = {0};
     kernel_ =
-        find_kernel(node_.op_type, node_.domain, opset, DType::kFloat32, device == Device::ref);
+        find_kernel(node_.op_type, node_.domain, opset, input_dtype, device == Device::ref);
     if (!kernel_ || kernel_->device != device) {
       kernel_ = nullptr;
       return;

@@ -317,3 +317,61 @@ TEST(ChannelsLastTest, ResizeBySizesConvertsAndCropResizeDoesNot) {
 
 }  // namespace
 }  // namespace osprey::passes::testing
+
+namespace osprey::passes::testing {
+namespace {
+
+onnx::TensorProto& byte_initializer(ModelBuilder& m, const std::string& name, bool is_signed, int v) {
+  auto* t = m.proto().mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(is_signed ? onnx::TensorProto::INT8 : onnx::TensorProto::UINT8);
+  t->add_int32_data(v);
+  return *t;
+}
+
+TEST(ChannelsLastTest, PerTensorQuantizeDequantizePairsStayInTheRegion) {
+  // A QDQ-quantized chain (onnxruntime's quantize_static): conv -> Q -> DQ -> conv -> Q (int8)
+  // -> DQ -> y. Per-tensor pairs keep the channels-last layout (with their uint8 / int8 types);
+  // a per-axis pair, whose axis names an NCHW dim, leaves the region.
+  for (bool per_axis : {false, true}) {
+    SCOPED_TRACE(per_axis ? "per axis" : "per tensor");
+    ModelBuilder m;
+    m.input("x", kF, {1, 3, 6, 6}).output("y");
+    m.initializer("W1", {4, 3, 3, 3}, values(108, -0.3f, 0.1f));
+    m.initializer("W2", {4, 4, 3, 3}, values(144, 0.2f, -0.06f));
+    if (per_axis) m.initializer("s1", {4}, {0.01f, 0.02f, 0.015f, 0.03f});
+    else m.initializer("s1", {}, {0.02f});
+    m.initializer("s2", {}, {0.05f});
+    auto& z1 = byte_initializer(m, "z1", false, 128);
+    if (per_axis) {
+      z1.add_dims(4);
+      for (int i = 0; i < 3; ++i) z1.add_int32_data(100 + i);
+    }
+    byte_initializer(m, "z2", true, -5);
+    conv(m, "x", "W1", "c1");
+    m.node("QuantizeLinear", {"c1", "s1", "z1"}, {"q1"});
+    m.node("DequantizeLinear", {"q1", "s1", "z1"}, {"d1"});
+    conv(m, "d1", "W2", "c2");
+    m.node("QuantizeLinear", {"c2", "s2", "z2"}, {"q2"});
+    m.node("DequantizeLinear", {"q2", "s2", "z2"}, {"y"});
+    const std::vector<NamedTensor> in = {{"x", ramp({1, 3, 6, 6})}};
+    auto g = expect_pass_preserves(m.bytes(), with_fusions(), in);
+    ASSERT_TRUE(g);
+    const std::string d = dump_graph(*g);
+    EXPECT_EQ(count_occurrences(d, "channels_last=1"), 2) << d;
+    // In and out; a per-axis pair adds a Transpose out of the region and one back in.
+    EXPECT_EQ(count_op(*g, "Transpose"), per_axis ? 4 : 2) << d;
+    auto type_of = [&](const std::string& name) {
+      for (const auto& v : g->values)
+        if (v.name == name) return v.type.dtype;
+      return DType::kUndefined;
+    };
+    EXPECT_EQ(type_of("q2_nhwc"), DType::kInt8);
+    EXPECT_EQ(type_of("y_nhwc"), DType::kFloat32);
+    if (!per_axis) EXPECT_EQ(type_of("q1_nhwc"), DType::kUInt8);
+    expect_session_levels_agree(m.bytes(), in, 2);
+  }
+}
+
+}  // namespace
+}  // namespace osprey::passes::testing

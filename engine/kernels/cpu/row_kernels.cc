@@ -171,6 +171,51 @@ OSPREY_INLINE void sigmoid_impl(const float* x, float* y, int64_t n) {
   for (; k < n; ++k) y[k] = sigmoid_of<float, int32_t>(x[k]);
 }
 
+// QuantizeLinear's arithmetic on every lane: round_half_even(x / scale) + zp, saturated to
+// [lo, hi]; NaN gives 0 (the reference's saturate_round). x / scale is clamped to +-1024 first,
+// which changes no saturated result (zp lies in [-128, 255]) and keeps the 1.5 * 2^23 rounding
+// trick exact.
+template <class F, class I>
+OSPREY_INLINE I quantize_of(F x, float scale, int32_t zp, int32_t lo, int32_t hi) {
+  const F round = splat<F>(12582912.0f);
+  F v = x / scale;
+  const auto is_num = v == v;
+  v = v < -1024.0f ? splat<F>(-1024.0f) : v;
+  v = v > 1024.0f ? splat<F>(1024.0f) : v;
+  const F r = (v + round) - round;
+  I q;
+  if constexpr (std::is_same_v<F, float>) q = static_cast<int32_t>(is_num ? r : 0.0f) + zp;
+  else q = __builtin_convertvector(is_num ? r : F{}, I) + zp;
+  q = q < lo ? I{} + lo : q;
+  q = q > hi ? I{} + hi : q;
+  if constexpr (std::is_same_v<F, float>) return is_num ? q : 0;
+  else return is_num ? q : I{};
+}
+
+template <class F, class I, class Q>
+OSPREY_INLINE void quantize_impl(const float* x, Q* y, int64_t n, float scale, int32_t zp) {
+  constexpr int W = kWidth<F>;
+  constexpr int32_t lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
+  int64_t k = 0;
+  for (; k + W <= n; k += W) {
+    const I q = quantize_of<F, I>(load<F>(x + k), scale, zp, lo, hi);
+    for (int j = 0; j < W; ++j) y[k + j] = static_cast<Q>(q[j]);
+  }
+  for (; k < n; ++k) y[k] = static_cast<Q>(quantize_of<float, int32_t>(x[k], scale, zp, lo, hi));
+}
+
+template <class F, class I, class Q>
+OSPREY_INLINE void dequantize_impl(const Q* x, float* y, int64_t n, float scale, int32_t zp) {
+  constexpr int W = kWidth<F>;
+  int64_t k = 0;
+  for (; k + W <= n; k += W) {
+    I v;
+    for (int j = 0; j < W; ++j) v[j] = x[k + j];
+    store<F>(y + k, __builtin_convertvector(v - zp, F) * scale);
+  }
+  for (; k < n; ++k) y[k] = static_cast<float>(static_cast<int32_t>(x[k]) - zp) * scale;
+}
+
 // A vector's lanes reduced by halving (log2 of its width steps instead of one dependent step
 // per lane: a 16-lane scalar loop cost more than the exp of a 128-wide row).
 OSPREY_INLINE float hmax(F4 v) {
@@ -445,6 +490,18 @@ struct SigmoidKernel {
     sigmoid_impl<F, I>(a...);
   }
 };
+struct QuantizeKernel {
+  template <class F, class I, class Q>
+  OSPREY_INLINE static void run(const float* x, Q* y, int64_t n, float scale, int32_t zp) {
+    quantize_impl<F, I>(x, y, n, scale, zp);
+  }
+};
+struct DequantizeKernel {
+  template <class F, class I, class Q>
+  OSPREY_INLINE static void run(const Q* x, float* y, int64_t n, float scale, int32_t zp) {
+    dequantize_impl<F, I>(x, y, n, scale, zp);
+  }
+};
 struct SoftmaxKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(A... a) {
@@ -522,6 +579,18 @@ void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float*
 
 void sigmoid(VectorIsa isa, const float* x, float* y, int64_t n) {
   dispatch<SigmoidKernel>(isa, x, y, n);
+}
+
+void quantize_row(VectorIsa isa, const float* x, void* y, int64_t n, float scale, int32_t zp,
+                  bool is_signed) {
+  if (is_signed) dispatch<QuantizeKernel>(isa, x, static_cast<int8_t*>(y), n, scale, zp);
+  else dispatch<QuantizeKernel>(isa, x, static_cast<uint8_t*>(y), n, scale, zp);
+}
+
+void dequantize_row(VectorIsa isa, const void* x, float* y, int64_t n, float scale, int32_t zp,
+                    bool is_signed) {
+  if (is_signed) dispatch<DequantizeKernel>(isa, static_cast<const int8_t*>(x), y, n, scale, zp);
+  else dispatch<DequantizeKernel>(isa, static_cast<const uint8_t*>(x), y, n, scale, zp);
 }
 
 void max_pool_nhwc_rows(VectorIsa isa, const float* x, float* y, const PoolGeometry& g,

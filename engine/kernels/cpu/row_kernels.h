@@ -1,8 +1,8 @@
 // Vectorized float32 row kernels for the ops oneDNN does not cover well here (LayerNorm,
-// ReduceSum/ReduceMean, Sigmoid, the attention's masked softmax, the channels-last max pool, the
-// interleaving of a few channel planes): plain loops shaped for the vectorizer (fixed-width
-// lane blocks, sums in double lanes), compiled three times (AVX-512, AVX2+FMA, and generic x86-64) and chosen at
-// run time from the CPU's features. The reference kernels are their oracles in the tests.
+// ReduceSum/ReduceMean, Sigmoid, QuantizeLinear/DequantizeLinear, the attention's masked
+// softmax, the channels-last max pool, the interleaving of a few channel planes): plain loops
+// shaped for the vectorizer (fixed-width lane blocks, sums in double lanes), compiled three
+// times (AVX-512, AVX2+FMA, and generic x86-64) and chosen at run time from the CPU's features. The reference kernels are their oracles in the tests.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +37,16 @@ void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float*
 // y[k] = 1 / (1 + e^-x[k]) for k < n, exp as softmax_rows' (within a few ulp of the
 // reference's; 0 below -87, NaN stays NaN). x and y may be the same array.
 void sigmoid(VectorIsa isa, const float* x, float* y, int64_t n);
+
+// QuantizeLinear with one scale and zero point over n floats: y[k] = round_half_even(x[k] /
+// scale) + zp, saturated to uint8 (int8 when is_signed); NaN gives 0. Bit for bit the
+// reference's result (the same float division and rounding).
+void quantize_row(VectorIsa isa, const float* x, void* y, int64_t n, float scale, int32_t zp,
+                  bool is_signed);
+// DequantizeLinear with one scale and zero point: y[k] = float(x[k] - zp) * scale over n uint8
+// (int8 when is_signed) values, as the reference.
+void dequantize_row(VectorIsa isa, const void* x, float* y, int64_t n, float scale, int32_t zp,
+                    bool is_signed);
 
 // A 2-D max pool's geometry over channels-last tensors: X [N, H, W, C], Y [N, OH, OW, C];
 // kernel KH x KW, strides, dilations and the leading pads (a window tap outside the input is

@@ -123,6 +123,11 @@ inline Status window_from_attrs(const KernelContext& ctx, bool ceil_mode, Window
   return Status::Ok();
 }
 
+// The reference QuantizeLinear and DequantizeLinear (quantize.cc): the CPU kernels' fallback
+// for the forms they leave.
+Status quantize_linear(KernelContext& ctx);
+Status dequantize_linear(KernelContext& ctx);
+
 // Rounds to nearest, ties to even, and saturates to Q's range (NaN -> 0).
 template <class Q>
 inline Q saturate_round(double v) {
