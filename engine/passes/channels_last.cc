@@ -11,6 +11,7 @@
 //   - Conv and com.osprey FusedConv whose X has a known rank of 4 and is float32 (and whose
 //     residual Z, if any, is proven to have Y's shape): they become
 //     FusedConv with channels_last = 1 (X, Z and Y are [N, H, W, C]; W is unchanged);
+//     likewise com.osprey QLinearConv (int8, from qdq_conv_fusion) over a uint8 / int8 X;
 //   - Relu, Clip, Sigmoid, Tanh, LeakyRelu, HardSigmoid, HardSwish, Elu, Softplus whose input
 //     is channels-last (layout does not matter to them), and so QuantizeLinear and
 //     DequantizeLinear with one scale and zero point (a QDQ-quantized model's pairs between
@@ -64,6 +65,15 @@ bool conv_candidate(const ir::Node& n, const GraphIndex& ix) {
   return rank4(ix, n.inputs[0]) && ix.dtype(n.inputs[0]) == DType::kFloat32;
 }
 
+// A com.osprey QLinearConv (qdq_conv_fusion) over a rank-4 uint8 / int8 X, not yet converted.
+bool qconv_candidate(const ir::Node& n, const GraphIndex& ix) {
+  if (n.domain != kOspreyDomain || n.op_type != "QLinearConv" || n.find_attribute("channels_last") ||
+      n.outputs.size() != 1 || n.outputs[0] == ir::kNoValue || n.inputs.empty() || n.inputs[0] < 0)
+    return false;
+  const DType t = ix.dtype(n.inputs[0]);
+  return rank4(ix, n.inputs[0]) && (t == DType::kUInt8 || t == DType::kInt8);
+}
+
 bool layout_free_unary(const ir::Node& n) {
   static const std::set<std::string> ops = {"Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu",
                                             "HardSigmoid", "HardSwish", "Elu", "Softplus"};
@@ -97,6 +107,10 @@ DType converted_output_dtype(const ir::Graph& g, const GraphIndex& ix, const ir:
     return zp == ir::kNoValue ? DType::kUInt8 : constant_tensor(g, zp)->dtype();
   }
   if (is_op(n, "DequantizeLinear")) return DType::kFloat32;
+  if (n.domain == kOspreyDomain && n.op_type == "QLinearConv") {
+    const Tensor* zp = constant_tensor(g, input_at(n, 7));
+    return zp ? zp->dtype() : DType::kUInt8;
+  }
   const DType d = n.inputs.empty() || n.inputs[0] < 0 ? DType::kUndefined : ix.dtype(n.inputs[0]);
   return d == DType::kUndefined ? DType::kFloat32 : d;
 }
@@ -190,7 +204,7 @@ class ChannelsLast final : public Pass {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const ir::Node& n = g.nodes[i];
       Kind k = Kind::kNone;
-      if (conv_candidate(n, ix)) {
+      if (conv_candidate(n, ix) || qconv_candidate(n, ix)) {
         k = Kind::kConv;
         any_conv = true;
       } else if ((layout_free_unary(n) || per_tensor_quantization(g, n)) &&
@@ -234,7 +248,10 @@ class ChannelsLast final : public Pass {
       if (kind[i] == Kind::kNone) continue;
       ir::Node& n = g.nodes[i];
       // Inputs: the channels-last twins.
-      if (kind[i] == Kind::kConv) {
+      if (kind[i] == Kind::kConv && n.op_type == "QLinearConv") {
+        n.attributes["channels_last"] = int_attribute(1);
+        n.inputs[0] = twin_of(g, n.inputs[0]);
+      } else if (kind[i] == Kind::kConv) {
         if (n.op_type == "Conv") make_fused(n, "FusedConv", 4);
         n.attributes["channels_last"] = int_attribute(1);
         n.inputs[0] = twin_of(g, n.inputs[0]);

@@ -132,7 +132,9 @@ class Inference {
       }
       if (!n.inputs.empty()) set_shape(y, std::move(s));
     } else if (op == "Conv" || op == "FusedConv") {
-      conv(n, y);
+      conv(n, y, 1);
+    } else if (op == "QLinearConv") {  // ONNX's and com.osprey's: W is input 3
+      conv(n, y, 3);
     } else if ((onnx && (op == "MaxPool" || op == "AveragePool")) || (ours && op == "MaxPool")) {
       pool(n, y);
     } else if (onnx && (op == "GlobalAveragePool" || op == "GlobalMaxPool")) {
@@ -210,13 +212,14 @@ class Inference {
     return attr_ints(n, attr, out);
   }
 
-  void conv(const ir::Node& n, int y) {
-    if (!known(in(n, 0)) || !known(in(n, 1))) return;
-    const bool channels_last = n.op_type == "FusedConv" && attr_int(n, "channels_last", 0) == 1;
+  // Conv-like nodes: X is input 0, W input `wi`.
+  void conv(const ir::Node& n, int y, size_t wi) {
+    if (!known(in(n, 0)) || !known(in(n, wi))) return;
+    const bool channels_last = n.domain == "com.osprey" && attr_int(n, "channels_last", 0) == 1;
     // channels_blocked = b: X [N, C/b, H, W, b] and Y [N, M/b, OH, OW, b].
     const int64_t block = n.op_type == "FusedConv" ? attr_int(n, "channels_blocked", 0) : 0;
     SymShape x = shape(in(n, 0));
-    const SymShape& w = shape(in(n, 1));
+    const SymShape& w = shape(in(n, wi));
     if (block > 0) {
       if (x.size() != 5 || w.size() != 4 || !x[4].fixed() || x[4].value != block) return;
       if (!w[0].fixed() || w[0].value % block != 0) return;

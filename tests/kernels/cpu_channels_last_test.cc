@@ -3,6 +3,8 @@
 // Transpose against the reference Transpose on every rank and awkward permutations.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -128,6 +130,31 @@ TEST(CpuTranspose, MatchesReferenceOnEveryRankAndPermutation) {
         ASSERT_TRUE(got.ok()) << got.status().to_string();
         EXPECT_EQ(got->shape(), want.shape());
         EXPECT_TRUE(bit_equal(*got, want));
+      }
+    }
+  }
+}
+
+TEST(CpuTranspose, BytesMatchTheReference) {
+  // uint8 / int8 (a QDQ model's quantized input entering the channels-last layout, and back).
+  ThreadPool pool2(2);
+  for (DType t : {DType::kUInt8, DType::kInt8}) {
+    for (const auto& [s, perm] : {std::pair{Shape{1, 3, 224, 224}, std::vector<int64_t>{0, 2, 3, 1}},
+                                  std::pair{Shape{2, 7, 5, 24}, std::vector<int64_t>{0, 3, 1, 2}},
+                                  std::pair{Shape{3, 5}, std::vector<int64_t>{1, 0}}}) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + " " + shape_to_string(s));
+      Tensor x(t, s);
+      for (int64_t i = 0; i < x.numel(); ++i) static_cast<uint8_t*>(x.raw_data())[i] = static_cast<uint8_t>(i * 37 + 11);
+      auto want = run_single("Transpose", 13, {x}, {{"perm", ints_attr(perm)}});
+      ASSERT_TRUE(want.ok()) << want.status().to_string();
+      NodeRunner fast("Transpose", "", 13, {{"perm", ints_attr(perm)}}, Device::cpu, {Tensor()}, t);
+      ASSERT_TRUE(fast.found());
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+        auto got = fast.run({x}, pool);
+        ASSERT_TRUE(got.ok()) << got.status().to_string();
+        ASSERT_EQ(got->dtype(), t);
+        ASSERT_EQ(got->shape(), want->shape());
+        EXPECT_EQ(std::memcmp(got->raw_data(), want->raw_data(), got->nbytes()), 0);
       }
     }
   }

@@ -18,4 +18,8 @@ inline constexpr int64_t kWinogradMinPixels = 14 * 14;
 // (tests: whether a node took the Winograd path).
 int64_t winograd_convolutions_built();
 
+// int8 convolution primitives (com.osprey QLinearConv, qconv_dnnl.cc) built since the process
+// started (tests: whether a node ran on oneDNN rather than the reference).
+int64_t int8_convolutions_built();
+
 }  // namespace osprey::cpu

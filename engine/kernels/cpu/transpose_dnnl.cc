@@ -1,6 +1,7 @@
-// Transpose (float32) as a oneDNN reorder: the source is described with the output's dims and
-// the input's strides taken in `perm` order, the destination is the plain output, so the
-// reorder writes the permuted tensor with oneDNN's vectorized, multi-threaded copy kernels
+// Transpose (float32, and uint8 / int8: a QDQ model's quantized values at a channels-last
+// boundary) as a oneDNN reorder: the source is described with the output's dims and the
+// input's strides taken in `perm` order, the destination is the plain output, so the reorder
+// writes the permuted tensor with oneDNN's vectorized, multi-threaded copy kernels
 // (NCHW <-> NHWC at a channels-last boundary, the head transposes of attention). Reorders are
 // cached per input shape in the node's state. Moving the channels of a tensor with at most
 // kInterleaveMaxPlanes of them to the last axis ([N, C, spatial...] -> [N, spatial..., C], a
@@ -67,21 +68,26 @@ bool transpose_interleaves(const Shape& x, const std::vector<int64_t>& perm) {
 
 Status transpose(KernelContext& ctx) {
   if (!ctx.has_input(0)) return invalid_argument("input X is required");
-  OSPREY_RETURN_IF_ERROR(require_f32(ctx, 0, "X"));
   const Tensor& x = ctx.input(0);
+  const DType t = x.dtype();
+  if (t != DType::kFloat32 && t != DType::kUInt8 && t != DType::kInt8)
+    return invalid_argument("X has type ", dtype_name(t), "; this kernel takes float32, uint8 or int8");
+  const memory::data_type dt = t == DType::kFloat32 ? memory::data_type::f32
+                               : t == DType::kUInt8 ? memory::data_type::u8
+                                                    : memory::data_type::s8;
   const int64_t r = x.rank();
   std::vector<int64_t> perm;
   OSPREY_RETURN_IF_ERROR(ref::transpose_perm(ctx, r, &perm));
   Shape out(static_cast<size_t>(r));
   for (size_t i = 0; i < out.size(); ++i) out[i] = x.shape()[static_cast<size_t>(perm[i])];
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, out));
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, t, out));
   if (y.numel() == 0) return Status::Ok();
   if (r == 0 || r > DNNL_MAX_NDIMS) {  // a scalar, or more dims than oneDNN describes
     OSPREY_ASSIGN_OR_RETURN(Tensor t, ref::transposed(x, perm));
     ctx.set_output(0, std::move(t));
     return Status::Ok();
   }
-  if (transpose_interleaves(x.shape(), perm)) {
+  if (t == DType::kFloat32 && transpose_interleaves(x.shape(), perm)) {
     interleave_images(x, y, ctx.pool());
     return Status::Ok();
   }
@@ -93,7 +99,7 @@ Status transpose(KernelContext& ctx) {
   }
   const int threads = kernel_threads(ctx);
   thread_local std::vector<int64_t> key;  // reused: no heap once warm
-  key.assign({threads, -1});
+  key.assign({threads, static_cast<int64_t>(t), -1});
   key.insert(key.end(), x.shape().begin(), x.shape().end());
   key.push_back(-1);
   key.insert(key.end(), perm.begin(), perm.end());
@@ -103,8 +109,8 @@ Status transpose(KernelContext& ctx) {
       memory::dims dims(out.begin(), out.end()), strides(perm.size());
       for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[static_cast<size_t>(perm[i])];
       auto entry = std::make_shared<TransposeEntry>();
-      entry->src = memory::desc(dims, memory::data_type::f32, strides);
-      entry->dst = plain_desc(dims);
+      entry->src = memory::desc(dims, dt, strides);
+      entry->dst = plain_desc(dims, dt);
       use_threads(threads);
       entry->prim = make_reorder(entry->src, entry->dst);
       return std::shared_ptr<const TransposeEntry>(entry);

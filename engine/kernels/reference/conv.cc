@@ -1,9 +1,11 @@
-// Convolutions: Conv, ConvTranspose, ConvInteger, QLinearConv.
+// Convolutions: Conv, ConvTranspose, ConvInteger, QLinearConv, and com.osprey QLinearConv (a
+// QDQ-quantized convolution, below).
 // Conv is im2col + the shared GEMM per (image, group); 1x1 stride-1 unpadded convs use the
 // input directly. ConvTranspose is GEMM + col2im. Integer variants subtract zero points into
 // int32 and reuse the same path. 16-bit floats are computed in float.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -487,6 +489,125 @@ Status qlinear_conv(KernelContext& ctx) {
   };
   if (ytype == DType::kUInt8) requantize(y.data<uint8_t>());
   else requantize(y.data<int8_t>());
+  return Status::Ok();
+}
+
+namespace {
+
+// [N, H, W, C] <-> [N, C, H, W] for one-byte elements (to_first: NHWC -> NCHW).
+Result<Tensor> permute_bytes(const KernelContext& ctx, const Tensor& t, bool to_first) {
+  const Shape& s = t.shape();
+  const Shape out = to_first ? Shape{s[0], s[3], s[1], s[2]} : Shape{s[0], s[2], s[3], s[1]};
+  OSPREY_ASSIGN_OR_RETURN(Tensor r, ctx.new_tensor(t.dtype(), out));
+  const auto* src = static_cast<const uint8_t*>(t.raw_data());
+  auto* dst = static_cast<uint8_t*>(r.raw_data());
+  const int64_t N = s[0];
+  const int64_t C = to_first ? s[3] : s[1], P = to_first ? s[1] * s[2] : s[2] * s[3];
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < P; ++p) {
+        const int64_t nhwc = (n * P + p) * C + c, nchw = (n * C + c) * P + p;
+        if (to_first) dst[nchw] = src[nhwc];
+        else dst[nhwc] = src[nchw];
+      }
+  return r;
+}
+
+}  // namespace
+
+// com.osprey QLinearConv (made by the qdq_conv_fusion pass from DequantizeLinear -> Conv
+// [-> Relu / Clip] -> QuantizeLinear): QLinearConv's inputs, except that B is float32 and is
+// added after the scaling, as the QDQ graph adds it:
+//   y = acc * x_scale * w_scale[m] + B[m], then the activation ("" / Relu / Clip with
+//   activation_params [min, max]), then QuantizeLinear(y, y_scale, y_zero_point),
+// where acc = sum (x - x_zp) (w - w_zp) is exact in int32. 2-D only; channels_last = 1: x and y
+// are [N, H, W, C] (W stays [M, C/group, kH, kW]).
+Status fused_qlinear_conv(KernelContext& ctx) {
+  if (ctx.num_inputs() < 8) return invalid_argument("QLinearConv needs at least 8 inputs");
+  OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 4, 4));
+  OSPREY_RETURN_IF_ERROR(require_rank(ctx, 3, 4, 4));
+  const int64_t cl = ctx.attr_int("channels_last", 0);
+  if (cl != 0 && cl != 1) return invalid_argument("attribute channels_last must be 0 or 1, got ", cl);
+  OSPREY_RETURN_IF_ERROR(check_int8(ctx.input(0), "input x"));
+  OSPREY_RETURN_IF_ERROR(check_int8(ctx.input(3), "input w"));
+  Tensor x = ctx.input(0);
+  if (cl) {
+    OSPREY_ASSIGN_OR_RETURN(x, permute_bytes(ctx, x, true));
+  }
+  const Tensor& w = ctx.input(3);
+  ConvDims d;
+  d.group = ctx.attr_int("group", 1);
+  if (d.group < 1) return invalid_argument("attribute group must be >= 1, got ", d.group);
+  d.N = x.dim(0);
+  d.C = x.dim(1);
+  d.M = w.dim(0);
+  if (w.dim(1) * d.group != d.C || d.M % d.group != 0)
+    return invalid_argument("weights ", shape_to_string(w.shape()), " do not match input ",
+                            shape_to_string(ctx.input(0).shape()), cl ? " (channels last)" : "",
+                            " with group ", d.group);
+  d.w.in.assign(x.shape().begin() + 2, x.shape().end());
+  d.w.kernel.assign(w.shape().begin() + 2, w.shape().end());
+  d.w.nd = 2;
+  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != d.w.kernel)
+    return invalid_argument("attribute kernel_shape does not match the weights ", shape_to_string(w.shape()));
+  OSPREY_RETURN_IF_ERROR(window_from_attrs(ctx, false, &d.w));
+  std::vector<float> xs, ws, ys;
+  OSPREY_RETURN_IF_ERROR(read_scales(ctx, 1, 0, "x_scale", &xs));
+  OSPREY_RETURN_IF_ERROR(read_scales(ctx, 4, d.M, "w_scale", &ws));
+  OSPREY_RETURN_IF_ERROR(read_scales(ctx, 6, 0, "y_scale", &ys));
+  if (!ctx.has_input(7)) return invalid_argument("y_zero_point is missing");
+  const DType ytype = ctx.input(7).dtype();
+  OSPREY_RETURN_IF_ERROR(check_int8(ctx.input(7), "y_zero_point"));
+  std::vector<int32_t> xzp, wzp, yzp;
+  OSPREY_RETURN_IF_ERROR(read_zero_points(ctx, 2, x.dtype(), 0, "x_zero_point", &xzp));
+  OSPREY_RETURN_IF_ERROR(read_zero_points(ctx, 5, w.dtype(), d.M, "w_zero_point", &wzp));
+  OSPREY_RETURN_IF_ERROR(read_zero_points(ctx, 7, ytype, 0, "y_zero_point", &yzp));
+  OSPREY_RETURN_IF_ERROR(check_bias(ctx, 8, d.M, DType::kFloat32));
+  const std::string act = ctx.attr_string("activation", "");
+  const std::vector<float> params = ctx.attr_floats("activation_params");
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  if (act == "Relu" && params.empty()) {
+    lo = 0;
+  } else if (act == "Clip" && params.size() == 2) {
+    lo = params[0];
+    hi = params[1];
+  } else if (!(act.empty() && params.empty())) {
+    return invalid_argument("activation '", act, "' with ", params.size(),
+                            " activation_params: QLinearConv takes none, Relu, or Clip [min, max]");
+  }
+  OSPREY_ASSIGN_OR_RETURN(Tensor xi, subtract_zero_point(ctx, x, xzp));
+  OSPREY_ASSIGN_OR_RETURN(Tensor wi, subtract_zero_point(ctx, w, wzp));
+  const Shape yshape = output_shape_of(d);
+  OSPREY_ASSIGN_OR_RETURN(Tensor acc, ctx.new_tensor(DType::kInt32, yshape));
+  OSPREY_RETURN_IF_ERROR(conv_forward<int32_t>(ctx, d, xi.data<int32_t>(), wi.data<int32_t>(), nullptr,
+                                               acc.data<int32_t>()));
+  Tensor y;
+  if (cl) {
+    OSPREY_ASSIGN_OR_RETURN(y, ctx.new_tensor(ytype, yshape));
+  } else {
+    OSPREY_ASSIGN_OR_RETURN(y, ctx.new_output(0, ytype, yshape));
+  }
+  const float* bias = ctx.has_input(8) ? ctx.input(8).data<float>() : nullptr;
+  const int64_t out_sz = d.w.out_numel();
+  auto requantize = [&]<class Q>(Q* out) {
+    const int32_t* a = acc.data<int32_t>();
+    for (int64_t n = 0; n < d.N; ++n)
+      for (int64_t m = 0; m < d.M; ++m) {
+        const float scale = xs[0] * ws[ws.size() > 1 ? static_cast<size_t>(m) : 0];
+        const float b = bias ? bias[m] : 0.0f;
+        const int64_t base = (n * d.M + m) * out_sz;
+        for (int64_t i = 0; i < out_sz; ++i) {
+          const float v = std::min(hi, std::max(lo, static_cast<float>(a[base + i]) * scale + b));
+          out[base + i] = saturate_round<Q>(static_cast<double>(std::nearbyint(v / ys[0])) + yzp[0]);
+        }
+      }
+  };
+  if (ytype == DType::kUInt8) requantize(y.data<uint8_t>());
+  else requantize(y.data<int8_t>());
+  if (!cl) return Status::Ok();
+  OSPREY_ASSIGN_OR_RETURN(Tensor nhwc, permute_bytes(ctx, y, false));
+  OSPREY_ASSIGN_OR_RETURN(Tensor out, ctx.new_output(0, ytype, nhwc.shape()));
+  if (out.nbytes() > 0) std::memcpy(out.raw_data(), nhwc.raw_data(), out.nbytes());
   return Status::Ok();
 }
 

@@ -127,6 +127,8 @@ inline Status window_from_attrs(const KernelContext& ctx, bool ceil_mode, Window
 // for the forms they leave.
 Status quantize_linear(KernelContext& ctx);
 Status dequantize_linear(KernelContext& ctx);
+// com.osprey QLinearConv (conv.cc), the CPU kernel's oracle and its fallback.
+Status fused_qlinear_conv(KernelContext& ctx);
 
 // Rounds to nearest, ties to even, and saturates to Q's range (NaN -> 0).
 template <class Q>

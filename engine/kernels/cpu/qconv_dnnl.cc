@@ -1,0 +1,235 @@
+// com.osprey QLinearConv (a QDQ-quantized convolution, made by the qdq_conv_fusion pass; its
+// definition and oracle are the reference's, conv.cc) on oneDNN's int8 convolutions: uint8 or
+// int8 activations, int8 weights with zero points of 0 (the symmetric weights quantizers emit),
+// int32 accumulation (AVX512-VNNI / AVX-VNNI where the CPU has it), then
+//   y = (acc + B / (x_scale * w_scale[m])) * (x_scale * w_scale[m] / y_scale)
+// with the activation (Relu, or Clip over [min / y_scale, max / y_scale]) as an eltwise
+// post-op, y_zero_point added and the result rounded to nearest even and saturated by the
+// primitive. This is the reference's arithmetic regrouped: results may differ from it by one
+// quantization step where a value falls within float rounding of a rounding boundary.
+// x_zero_point is the primitive's source zero point. channels_last = 1 (the channels_last pass
+// converts these nodes like float ones): X and Y are nhwc and go to the primitive as they are.
+// Forms the primitive does not take (weights with zero points, per-channel x/y parameters,
+// non-constant parameters, non-2-D shapes) run on the reference kernel; so does a node whose
+// primitive oneDNN cannot create.
+#include <atomic>
+#include <cmath>
+
+#include "kernels/cpu/conv_dnnl.h"
+#include "kernels/cpu/dnnl_common.h"
+#include "kernels/reference/nn_util.h"
+
+namespace osprey::cpu {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+std::atomic<int64_t> g_int8_built{0};
+
+struct QConvEntry {
+  Shape out_shape;
+  dnnl::convolution_forward prim;
+  memory::desc src_md, dst_md, bias_md, scratch_md;
+  memory weights;  // packed for the primitive
+};
+
+struct QConvState final : KernelState {
+  bool ready = false;  // false: this node runs on the reference
+  bool channels_last = false;
+  DType x_type = DType::kUndefined, y_type = DType::kUndefined;
+  int64_t M = 0;
+  std::vector<float> out_scales;  // x_scale * w_scale[m] / y_scale, one or M values
+  std::vector<float> bias;        // B[m] / (x_scale * w_scale[m]); empty without B
+  int32_t x_zp = 0, y_zp = 0;
+  float lo = 0, hi = 0;  // the activation's bounds in y_scale units (Clip), or Relu
+  std::string act;
+  Tensor weights;  // int8 [M, C/group, kH, kW]
+  ShapeCache<QConvEntry> cache;
+};
+
+memory::data_type dnnl_type(DType t) {
+  return t == DType::kUInt8 ? memory::data_type::u8 : memory::data_type::s8;
+}
+
+bool is_int8(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
+
+// The state when every parameter is a constant of a form the primitive takes; not ready
+// otherwise (the node then runs on the reference).
+std::shared_ptr<QConvState> make_state(const KernelContext& ctx) {
+  auto st = std::make_shared<QConvState>();
+  for (int i : {1, 3, 4, 6, 7})
+    if (!ctx.has_input(i) || !ctx.input_value(i).is_tensor()) return st;
+  for (int i : {2, 5, 8})
+    if (ctx.node().inputs.size() > static_cast<size_t>(i) && ctx.node().inputs[static_cast<size_t>(i)] != ir::kNoValue &&
+        (!ctx.has_input(i) || !ctx.input_value(i).is_tensor()))
+      return st;  // present but not a constant
+  const Tensor& w = ctx.input(3);
+  const Tensor &xs = ctx.input(1), &ws = ctx.input(4), &ys = ctx.input(6), &yz = ctx.input(7);
+  if (w.dtype() != DType::kInt8 || w.rank() != 4 || !is_int8(yz.dtype()) || yz.numel() != 1 ||
+      xs.dtype() != DType::kFloat32 || xs.numel() != 1 || ys.dtype() != DType::kFloat32 ||
+      ys.numel() != 1 || ws.dtype() != DType::kFloat32 || (ws.numel() != 1 && ws.numel() != w.dim(0)))
+    return st;
+  const int64_t M = w.dim(0);
+  if (ctx.has_input(5)) {
+    const Tensor& wz = ctx.input(5);
+    if (wz.dtype() != DType::kInt8) return st;
+    for (int64_t i = 0; i < wz.numel(); ++i)
+      if (wz.get_as_int64(i) != 0) return st;
+  }
+  if (ctx.has_input(2)) {
+    const Tensor& xz = ctx.input(2);
+    if (!is_int8(xz.dtype()) || xz.numel() != 1) return st;
+    st->x_zp = static_cast<int32_t>(xz.get_as_int64(0));
+    st->x_type = xz.dtype();
+  }
+  if (ctx.has_input(8)) {
+    const Tensor& b = ctx.input(8);
+    if (b.dtype() != DType::kFloat32 || b.rank() != 1 || b.dim(0) != M) return st;
+  }
+  const std::string act = ctx.attr_string("activation", "");
+  const std::vector<float> params = ctx.attr_floats("activation_params");
+  const float y_scale = ys.data<float>()[0], x_scale = xs.data<float>()[0];
+  if (act == "Clip" && params.size() == 2) {
+    st->lo = params[0] / y_scale;
+    st->hi = params[1] / y_scale;
+  } else if (!((act.empty() || act == "Relu") && params.empty())) {
+    return st;
+  }
+  if (!(y_scale > 0) || !(x_scale > 0)) return st;
+  st->act = act;
+  st->channels_last = ctx.attr_int("channels_last", 0) == 1;
+  st->y_type = yz.dtype();
+  st->y_zp = static_cast<int32_t>(yz.get_as_int64(0));
+  st->M = M;
+  for (int64_t m = 0; m < ws.numel(); ++m) {
+    const float s = x_scale * ws.data<float>()[m];
+    if (!(s > 0)) return st;
+    st->out_scales.push_back(s / y_scale);
+  }
+  if (ctx.has_input(8))
+    for (int64_t m = 0; m < M; ++m)
+      st->bias.push_back(ctx.input(8).data<float>()[m] /
+                         (x_scale * ws.data<float>()[ws.numel() > 1 ? m : 0]));
+  st->weights = w;
+  st->ready = true;
+  return st;
+}
+
+Result<std::shared_ptr<const QConvEntry>> build(const KernelContext& ctx, const QConvState& st,
+                                                const Shape& xshape, DType x_type, int threads) {
+  if (xshape.size() != 4)
+    return invalid_argument("X has shape ", shape_to_string(xshape), "; QLinearConv is 2-D (rank 4)");
+  const Shape xs = channels_first(xshape, st.channels_last);
+  const Shape& ws = st.weights.shape();
+  const int64_t group = ctx.attr_int("group", 1);
+  const int64_t N = xs[0], C = xs[1], M = st.M;
+  if (group < 1 || ws[1] * group != C || M % group != 0)
+    return invalid_argument("weights ", shape_to_string(ws), " do not match input ",
+                            shape_to_string(xshape), st.channels_last ? " (channels last)" : "",
+                            " with group ", group);
+  ref::Window win;
+  win.in.assign(xs.begin() + 2, xs.end());
+  win.kernel.assign(ws.begin() + 2, ws.end());
+  win.nd = 2;
+  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != win.kernel)
+    return invalid_argument("attribute kernel_shape does not match the weights ", shape_to_string(ws));
+  OSPREY_RETURN_IF_ERROR(ref::window_from_attrs(ctx, /*ceil_mode=*/false, &win));
+  auto e = std::make_shared<QConvEntry>();
+  const Shape out = {N, M, win.out[0], win.out[1]};
+  e->out_shape = st.channels_last ? channels_last_of(out) : out;
+  if (shape_numel(out) == 0 || shape_numel(xshape) == 0) return std::shared_ptr<const QConvEntry>(e);
+  Dims src_dims(xs.begin(), xs.end()), dst_dims(out.begin(), out.end()), w_dims(ws.begin(), ws.end());
+  if (group > 1) {
+    w_dims[0] = M / group;
+    w_dims.insert(w_dims.begin(), group);
+  }
+  Dims strides(win.strides.begin(), win.strides.end()), dil, pad_l, pad_r;
+  for (size_t i = 0; i < 2; ++i) {
+    dil.push_back(win.dilations[i] - 1);
+    pad_l.push_back(win.pad_begin[i]);
+    pad_r.push_back(win.pad_end[i]);
+  }
+  e->src_md = boundary_desc(src_dims, st.channels_last, dnnl_type(x_type));
+  e->dst_md = boundary_desc(dst_dims, st.channels_last, dnnl_type(st.y_type));
+  const bool has_bias = !st.bias.empty();
+  if (has_bias) e->bias_md = plain_desc({M});
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(st.out_scales.size() > 1 ? 2 : 0, st.out_scales);
+  if (st.x_zp != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {st.x_zp});
+  if (st.y_zp != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {st.y_zp});
+  dnnl::post_ops ops;
+  if (st.act == "Relu") ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  if (st.act == "Clip") ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, st.lo, st.hi);
+  attr.set_post_ops(ops);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  use_threads(threads);
+  const memory::desc w_any(w_dims, memory::data_type::s8, memory::format_tag::any);
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_direct;
+  auto desc = has_bias ? dnnl::convolution_forward::desc(prop, alg, e->src_md, w_any, e->bias_md, e->dst_md,
+                                                         strides, dil, pad_l, pad_r)
+                       : dnnl::convolution_forward::desc(prop, alg, e->src_md, w_any, e->dst_md, strides,
+                                                         dil, pad_l, pad_r);
+  dnnl::convolution_forward::primitive_desc pd(desc, attr, dnnl_engine(), /*allow_empty=*/true);
+  if (!pd) return unimplemented("oneDNN has no int8 convolution for this node");
+  e->prim = dnnl::convolution_forward(pd);
+  e->scratch_md = pd.scratchpad_desc();
+  const memory::desc w_plain(w_dims, memory::data_type::s8,
+                             group > 1 ? memory::format_tag::goihw : memory::format_tag::oihw);
+  e->weights = memory(pd.weights_desc(), dnnl_engine());
+  run_reorder(make_reorder(w_plain, pd.weights_desc()), wrap(w_plain, st.weights.raw_data()), e->weights);
+  g_int8_built.fetch_add(1, std::memory_order_relaxed);
+  return std::shared_ptr<const QConvEntry>(e);
+}
+
+Result<std::shared_ptr<const QConvEntry>> entry_for(const KernelContext& ctx, QConvState& st,
+                                                    const Shape& xshape, DType x_type, int threads) {
+  thread_local std::vector<int64_t> key;
+  key.assign({threads, static_cast<int64_t>(x_type), -1});
+  key.insert(key.end(), xshape.begin(), xshape.end());
+  return st.cache.get(key, [&] { return build(ctx, st, xshape, x_type, threads); });
+}
+
+}  // namespace
+
+int64_t int8_convolutions_built() { return g_int8_built.load(std::memory_order_relaxed); }
+
+Result<std::shared_ptr<KernelState>> prepare_qlinear_conv(const KernelContext& ctx) {
+  auto st = make_state(ctx);
+  Shape hint;
+  if (st->ready && ctx.shape_hint(0, &hint) && hint.size() == 4) {
+    const DType xt = st->x_type == DType::kUndefined ? DType::kUInt8 : st->x_type;
+    auto e = guarded("int8 convolution", [&]() -> Status {
+      return entry_for(ctx, *st, hint, xt, kernel_threads(ctx)).status();
+    });
+    if (!e.ok() && e.code() == StatusCode::kUnimplemented) st->ready = false;
+  }
+  return std::shared_ptr<KernelState>(std::move(st));
+}
+
+Status qlinear_conv(KernelContext& ctx) {
+  auto* st = dynamic_cast<QConvState*>(ctx.state());
+  if (!st || !st->ready || !ctx.has_input(0) || !ctx.input_value(0).is_tensor() ||
+      !is_int8(ctx.input(0).dtype()) ||
+      (st->x_type != DType::kUndefined && ctx.input(0).dtype() != st->x_type) ||
+      ctx.input(3).raw_data() != st->weights.raw_data())
+    return ref::fused_qlinear_conv(ctx);
+  const Tensor& x = ctx.input(0);
+  const int threads = kernel_threads(ctx);
+  return guarded("int8 convolution", [&]() -> Status {
+    auto made = entry_for(ctx, *st, x.shape(), x.dtype(), threads);
+    if (!made.ok() && made.status().code() == StatusCode::kUnimplemented) return ref::fused_qlinear_conv(ctx);
+    OSPREY_ASSIGN_OR_RETURN(auto e, std::move(made));
+    OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, st->y_type, e->out_shape));
+    if (y.numel() == 0) return Status::Ok();
+    use_threads(threads);
+    ExecArgs args{arg(DNNL_ARG_SRC, e->src_md, x.raw_data()), arg(DNNL_ARG_WEIGHTS, e->weights),
+                  arg(DNNL_ARG_DST, e->dst_md, y.raw_data())};
+    if (!st->bias.empty()) args.add(arg(DNNL_ARG_BIAS, e->bias_md, st->bias.data()));
+    execute(e->prim, args, e->scratch_md);
+    return Status::Ok();
+  });
+}
+
+}  // namespace osprey::cpu

@@ -1,0 +1,192 @@
+// qdq_conv_fusion (level 2, before constant folding): a convolution of a model quantized in
+// the QDQ format (onnxruntime's quantize_static and the like),
+//   x_q -> DequantizeLinear -> Conv(W = DequantizeLinear(w_q), B) [-> Relu | Clip]
+//       -> QuantizeLinear -> y_q,
+// becomes one com.osprey QLinearConv(x_q, x_scale, x_zp, w_q, w_scale, w_zp, y_scale, y_zp, B)
+// that computes the same in int8 (engine/kernels/reference/conv.cc defines it; the CPU kernel
+// runs it on oneDNN's int8 convolutions), with the activation as its attribute. It must run
+// before constant folding, which would turn DequantizeLinear(w_q) into float weights.
+// What matches: 2-D convolutions (4-D int8 weights); x's and y's scale and zero point one
+// constant value each (uint8 or int8); the weights' scale one value or one per output channel
+// (axis 0), their zero point absent or constant; B absent, a float32 constant, or
+// DequantizeLinear of an int32 constant (turned into float32 here, as that node computes
+// it); the Conv's output (and the activation's) read by nothing else. The DequantizeLinear of
+// x stays when something else reads its output (dead code elimination removes it otherwise).
+#include "passes/fusion_util.h"
+#include "passes/pass.h"
+
+namespace osprey::passes {
+namespace {
+
+bool is_byte_type(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
+
+// The node writing `v` when it is op `op` of the default domain, else nullptr.
+const ir::Node* producer_op(const ir::Graph& g, const GraphIndex& ix, int v, const char* op) {
+  if (v < 0) return nullptr;
+  const int p = ix.producers[static_cast<size_t>(v)];
+  if (p < 0) return nullptr;
+  const ir::Node& n = g.nodes[static_cast<size_t>(p)];
+  return is_op(n, op) ? &n : nullptr;
+}
+
+bool no_later_opset_attrs(const ir::Node& n) {
+  return !n.find_attribute("block_size") && !n.find_attribute("output_dtype") &&
+         !n.find_attribute("saturate");
+}
+
+// A per-tensor Q or DQ: one-value constant scale (float32) and zero point (absent, or a
+// one-value constant of a byte type).
+bool per_tensor(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.size() < 2 || n.inputs.size() > 3 || n.inputs[0] < 0 || n.outputs.size() != 1 ||
+      !no_later_opset_attrs(n))
+    return false;
+  const Tensor* s = constant_tensor(g, n.inputs[1]);
+  if (!s || s->dtype() != DType::kFloat32 || s->numel() != 1 || s->rank() > 1) return false;
+  const int z = input_at(n, 2);
+  if (z == ir::kNoValue) return true;
+  const Tensor* zt = constant_tensor(g, z);
+  return zt && is_byte_type(zt->dtype()) && zt->numel() == 1 && zt->rank() <= 1;
+}
+
+struct Match {
+  int x_dq = -1, w_dq = -1, act = -1, q = -1;
+  std::vector<float> bias;  // empty: none
+  bool has_bias = false;
+  int bias_value = ir::kNoValue;  // a float32 constant used as it is
+};
+
+bool match(const ir::Graph& g, const GraphIndex& ix, int ci, Match* m) {
+  const ir::Node& conv = g.nodes[static_cast<size_t>(ci)];
+  if (!is_op(conv, "Conv") || conv.inputs.size() < 2 || conv.inputs.size() > 3 ||
+      conv.outputs.size() != 1 || conv.outputs[0] < 0)
+    return false;
+  const ir::Node* xdq = producer_op(g, ix, conv.inputs[0], "DequantizeLinear");
+  const ir::Node* wdq = producer_op(g, ix, conv.inputs[1], "DequantizeLinear");
+  if (!xdq || !wdq || !per_tensor(g, *xdq)) return false;
+  const DType xt = ix.dtype(xdq->inputs[0]);
+  if (!is_byte_type(xt)) return false;
+  // Weights: a 4-D int8 constant, scale one value or [M] along axis 0, zero point constant.
+  const Tensor* wq = constant_tensor(g, wdq->inputs[0]);
+  if (!wq || wq->dtype() != DType::kInt8 || wq->rank() != 4 || wdq->inputs.size() < 2 ||
+      wdq->outputs.size() != 1 || !no_later_opset_attrs(*wdq))
+    return false;
+  const int64_t M = wq->dim(0);
+  const Tensor* ws = constant_tensor(g, wdq->inputs[1]);
+  if (!ws || ws->dtype() != DType::kFloat32) return false;
+  if (ws->numel() != 1 || ws->rank() > 1) {
+    const ir::Attribute* axis = wdq->find_attribute("axis");
+    const int64_t a = axis && axis->type == ir::Attribute::Type::kInt ? axis->i : 1;
+    if (ws->rank() != 1 || ws->numel() != M || (a != 0 && a != -4)) return false;
+  }
+  if (const int wz = input_at(*wdq, 2); wz != ir::kNoValue) {
+    const Tensor* z = constant_tensor(g, wz);
+    if (!z || z->dtype() != DType::kInt8 || z->numel() != ws->numel()) return false;
+  }
+  // Bias.
+  if (const int b = input_at(conv, 2); b != ir::kNoValue) {
+    m->has_bias = true;
+    if (const Tensor* bt = constant_tensor(g, b)) {
+      if (bt->dtype() != DType::kFloat32 || bt->rank() != 1 || bt->numel() != M) return false;
+      m->bias_value = b;
+    } else if (const ir::Node* bdq = producer_op(g, ix, b, "DequantizeLinear")) {
+      const Tensor* bq = constant_tensor(g, bdq->inputs[0]);
+      const Tensor* bs = bdq->inputs.size() > 1 ? constant_tensor(g, bdq->inputs[1]) : nullptr;
+      if (!bq || !bs || bq->dtype() != DType::kInt32 || bq->rank() != 1 || bq->numel() != M ||
+          bs->dtype() != DType::kFloat32 || (bs->numel() != 1 && bs->numel() != M) ||
+          !no_later_opset_attrs(*bdq))
+        return false;
+      if (const int bz = input_at(*bdq, 2); bz != ir::kNoValue) {
+        const Tensor* z = constant_tensor(g, bz);
+        if (!z || z->dtype() != DType::kInt32) return false;
+        for (int64_t i = 0; i < z->numel(); ++i)
+          if (z->get_as_int64(i) != 0) return false;
+      }
+      for (int64_t i = 0; i < M; ++i)  // DequantizeLinear's arithmetic
+        m->bias.push_back(static_cast<float>(bq->data<int32_t>()[i]) * bs->data<float>()[bs->numel() > 1 ? i : 0]);
+    } else {
+      return false;
+    }
+  }
+  // The output: an optional Relu / Clip, then a per-tensor QuantizeLinear, each the only reader.
+  int y = conv.outputs[0];
+  int r = ix.sole_reader(y);
+  if (r < 0) return false;
+  const ir::Node* rn = &g.nodes[static_cast<size_t>(r)];
+  if (is_op(*rn, "Relu") || is_op(*rn, "Clip")) {
+    if (rn->outputs.size() != 1 || rn->outputs[0] < 0) return false;
+    if (is_op(*rn, "Clip")) {
+      std::vector<float> bounds;
+      if (!clip_bounds(g, *rn, &bounds)) return false;
+    }
+    m->act = r;
+    y = rn->outputs[0];
+    r = ix.sole_reader(y);
+    if (r < 0) return false;
+    rn = &g.nodes[static_cast<size_t>(r)];
+  }
+  if (!is_op(*rn, "QuantizeLinear") || rn->inputs[0] != y || !per_tensor(g, *rn)) return false;
+  m->q = r;
+  m->x_dq = ix.producers[static_cast<size_t>(conv.inputs[0])];
+  m->w_dq = ix.producers[static_cast<size_t>(conv.inputs[1])];
+  return true;
+}
+
+int add_constant(ir::Graph& g, const std::string& name, Tensor t) {
+  const int id = add_unique_value(g, name, tensor_value_type(t));
+  g.initializers[id] = std::move(t);
+  return id;
+}
+
+class QdqConvFusion final : public Pass {
+ public:
+  const char* name() const override { return "qdq_conv_fusion"; }
+  int level() const override { return 2; }
+
+  Result<bool> run(ir::Graph& g, PassContext& ctx) override {
+    GraphIndex ix(g, ctx.in_subgraph);
+    std::vector<bool> dead(g.nodes.size(), false);
+    bool changed = false;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      Match m;
+      if (dead[i] || !match(g, ix, static_cast<int>(i), &m)) continue;
+      std::vector<int> nodes = {static_cast<int>(i), m.q};
+      if (m.act >= 0) nodes.push_back(m.act);
+      if (!claim_match(nodes, static_cast<int>(i), &dead)) continue;
+      const ir::Node xdq = g.nodes[static_cast<size_t>(m.x_dq)];
+      const ir::Node wdq = g.nodes[static_cast<size_t>(m.w_dq)];
+      const ir::Node q = g.nodes[static_cast<size_t>(m.q)];
+      ir::Node& n = g.nodes[i];
+      const std::string base = g.values[static_cast<size_t>(n.outputs[0])].name;
+      // The activation, as the fused ops write it.
+      if (m.act >= 0) {
+        const ir::Node& a = g.nodes[static_cast<size_t>(m.act)];
+        ActivationMatch am;
+        am.name = is_op(a, "Relu") ? "Relu" : "Clip";
+        if (am.name == "Clip") clip_bounds(g, a, &am.params);
+        set_activation(n, am);
+      }
+      int bias = m.bias_value;
+      if (!m.bias.empty()) bias = add_constant(g, base + "_bias", Tensor::from_vector(m.bias));
+      int yzp = input_at(q, 2);
+      if (yzp == ir::kNoValue) yzp = add_constant(g, base + "_y_zero_point", Tensor::from_vector(std::vector<uint8_t>{0}));
+      n.inputs = {xdq.inputs[0], xdq.inputs[1], input_at(xdq, 2), wdq.inputs[0], wdq.inputs[1],
+                  input_at(wdq, 2), q.inputs[1], yzp, m.has_bias ? bias : ir::kNoValue};
+      n.outputs = {q.outputs[0]};
+      n.op_type = "QLinearConv";
+      n.domain = kOspreyDomain;
+      n.opset = 1;
+      n.kernel = nullptr;
+      changed = true;
+    }
+    if (changed) erase_nodes(g, dead);
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_qdq_conv_fusion() {
+  return std::make_unique<QdqConvFusion>();
+}
+
+}  // namespace osprey::passes
