@@ -74,6 +74,12 @@ struct BatchNormParams {
 };
 bool batch_norm_params(const ir::Graph& g, const ir::Node& bn, int64_t m, BatchNormParams* p);
 
+// A Pad that zero-pads only spatial dims (mode "constant", value 0 or none, constant
+// non-negative pads leaving the batch and channel dims alone, no `axes`): its pads (2 * rank
+// entries); false otherwise. pad_conv_fold and qdq_conv_fusion fold such pads into a
+// convolution's.
+bool zero_padding(const ir::Graph& g, const ir::Node& pad, std::vector<int64_t>* pads);
+
 // Clip's bounds {lo, hi} when they are constants (inputs from opset 11, attributes before).
 bool clip_bounds(const ir::Graph& g, const ir::Node& n, std::vector<float>* params);
 

