@@ -16,6 +16,7 @@
 //     is channels-last (layout does not matter to them), and so QuantizeLinear and
 //     DequantizeLinear with one scale and zero point (a QDQ-quantized model's pairs between
 //     convolutions; per-axis parameters name an NCHW axis and stay);
+//   - com.osprey QLinearAdd (qdq_add_fusion) whose two inputs are channels-last;
 //   - Add, Sub, Mul, Div whose two inputs are both channels-last (both of rank 4: permuting
 //     both shapes alike keeps the broadcast, e.g. a squeeze-excite scale [N, C, 1, 1] times
 //     its [N, C, H, W] feature map), or whose other input is a constant holding one value
@@ -74,6 +75,12 @@ bool qconv_candidate(const ir::Node& n, const GraphIndex& ix) {
   return rank4(ix, n.inputs[0]) && (t == DType::kUInt8 || t == DType::kInt8);
 }
 
+// A com.osprey QLinearAdd (qdq_add_fusion): element-wise over two inputs of one shape (0, 3).
+bool qadd(const ir::Node& n) {
+  return n.domain == kOspreyDomain && n.op_type == "QLinearAdd" && n.inputs.size() == 8 && n.inputs[0] >= 0 &&
+         n.inputs[3] >= 0 && n.outputs.size() == 1 && n.outputs[0] >= 0;
+}
+
 bool layout_free_unary(const ir::Node& n) {
   static const std::set<std::string> ops = {"Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu",
                                             "HardSigmoid", "HardSwish", "Elu", "Softplus"};
@@ -88,17 +95,6 @@ bool single_value(const ir::Graph& g, int v) {
   return t && t->numel() == 1 && t->rank() <= 4;
 }
 
-// QuantizeLinear / DequantizeLinear with a single-value scale and zero point (per tensor), and
-// none of the block_size / output_dtype attributes of later opsets.
-bool per_tensor_quantization(const ir::Graph& g, const ir::Node& n) {
-  if (!is_op(n, "QuantizeLinear") && !is_op(n, "DequantizeLinear")) return false;
-  if (n.inputs.size() < 2 || n.inputs.size() > 3 || n.inputs[0] < 0 || n.outputs.size() != 1 ||
-      n.outputs[0] < 0 || n.find_attribute("block_size") || n.find_attribute("output_dtype"))
-    return false;
-  const int zp = input_at(n, 2);
-  return single_value(g, n.inputs[1]) && (zp == ir::kNoValue || single_value(g, zp));
-}
-
 // The element type a converted node's output has: QuantizeLinear's is its zero point's (uint8
 // without one), DequantizeLinear's float32, the others' their first input's.
 DType converted_output_dtype(const ir::Graph& g, const GraphIndex& ix, const ir::Node& n) {
@@ -107,7 +103,7 @@ DType converted_output_dtype(const ir::Graph& g, const GraphIndex& ix, const ir:
     return zp == ir::kNoValue ? DType::kUInt8 : constant_tensor(g, zp)->dtype();
   }
   if (is_op(n, "DequantizeLinear")) return DType::kFloat32;
-  if (n.domain == kOspreyDomain && n.op_type == "QLinearConv") {
+  if (n.domain == kOspreyDomain && (n.op_type == "QLinearConv" || n.op_type == "QLinearAdd")) {
     const Tensor* zp = constant_tensor(g, input_at(n, 7));
     return zp ? zp->dtype() : DType::kUInt8;
   }
@@ -121,7 +117,7 @@ bool layout_free_binary(const ir::Node& n) {
          n.inputs[1] >= 0 && n.outputs.size() == 1 && n.outputs[0] >= 0;
 }
 
-enum class Kind { kNone, kConv, kUnary, kBinary, kScalarBinary, kPool, kMaxPool, kResize, kConcat };
+enum class Kind { kNone, kConv, kUnary, kBinary, kScalarBinary, kPool, kMaxPool, kResize, kConcat, kQAdd };
 
 // Resize's scales (slot 2) or sizes (slot 3), whichever is given as a constant of 4 values;
 // -1 when the node is not one the pass converts.
@@ -210,6 +206,9 @@ class ChannelsLast final : public Pass {
       } else if ((layout_free_unary(n) || per_tensor_quantization(g, n)) &&
                  held[static_cast<size_t>(n.inputs[0])]) {
         k = Kind::kUnary;
+      } else if (qadd(n) && held[static_cast<size_t>(n.inputs[0])] && held[static_cast<size_t>(n.inputs[3])] &&
+                 rank4(ix, n.inputs[0]) && rank4(ix, n.inputs[3])) {
+        k = Kind::kQAdd;
       } else if (layout_free_binary(n) && held[static_cast<size_t>(n.inputs[0])] && held[static_cast<size_t>(n.inputs[1])] &&
                  rank4(ix, n.inputs[0]) && rank4(ix, n.inputs[1])) {
         k = Kind::kBinary;
@@ -258,6 +257,9 @@ class ChannelsLast final : public Pass {
         if (n.inputs[3] != ir::kNoValue) n.inputs[3] = twin_of(g, n.inputs[3]);
       } else if (kind[i] == Kind::kUnary) {
         n.inputs[0] = twin_of(g, n.inputs[0]);
+      } else if (kind[i] == Kind::kQAdd) {
+        n.inputs[0] = twin_of(g, n.inputs[0]);
+        n.inputs[3] = twin_of(g, n.inputs[3]);
       } else if (kind[i] == Kind::kMaxPool) {
         n.inputs[0] = twin_of(g, n.inputs[0]);
         n.domain = kOspreyDomain;

@@ -269,4 +269,27 @@ bool zero_padding(const ir::Graph& g, const ir::Node& pad, std::vector<int64_t>*
   return (*pads)[0] == 0 && (*pads)[1] == 0 && (*pads)[r] == 0 && (*pads)[r + 1] == 0;
 }
 
+const ir::Node* producer_op(const ir::Graph& g, const GraphIndex& ix, int v, const char* op) {
+  if (v < 0) return nullptr;
+  const int p = ix.producers[static_cast<size_t>(v)];
+  if (p < 0) return nullptr;
+  const ir::Node& n = g.nodes[static_cast<size_t>(p)];
+  return is_op(n, op) ? &n : nullptr;
+}
+
+bool per_tensor_quantization(const ir::Graph& g, const ir::Node& n) {
+  if (!is_op(n, "QuantizeLinear") && !is_op(n, "DequantizeLinear")) return false;
+  if (n.inputs.size() < 2 || n.inputs.size() > 3 || n.inputs[0] < 0 || n.outputs.size() != 1 ||
+      n.outputs[0] < 0 || n.find_attribute("block_size") || n.find_attribute("output_dtype") ||
+      n.find_attribute("saturate"))
+    return false;
+  const Tensor* s = constant_tensor(g, n.inputs[1]);
+  if (!s || s->dtype() != DType::kFloat32 || s->numel() != 1 || s->rank() > 1) return false;
+  const int z = input_at(n, 2);
+  if (z == ir::kNoValue) return true;
+  const Tensor* zt = constant_tensor(g, z);
+  return zt && (zt->dtype() == DType::kUInt8 || zt->dtype() == DType::kInt8) && zt->numel() == 1 &&
+         zt->rank() <= 1;
+}
+
 }  // namespace osprey::passes

@@ -74,6 +74,14 @@ struct BatchNormParams {
 };
 bool batch_norm_params(const ir::Graph& g, const ir::Node& bn, int64_t m, BatchNormParams* p);
 
+// The node writing `v` when it is op `op` of the default domain, else nullptr.
+const ir::Node* producer_op(const ir::Graph& g, const GraphIndex& ix, int v, const char* op);
+
+// A QuantizeLinear or DequantizeLinear with per-tensor parameters: a one-value float32
+// constant scale and a zero point absent or a one-value uint8 / int8 constant, none of the
+// block_size / output_dtype / saturate attributes of later opsets.
+bool per_tensor_quantization(const ir::Graph& g, const ir::Node& n);
+
 // A Pad that zero-pads only spatial dims (mode "constant", value 0 or none, constant
 // non-negative pads leaving the batch and channel dims alone, no `axes`): its pads (2 * rank
 // entries); false otherwise. pad_conv_fold and qdq_conv_fusion fold such pads into a

@@ -48,6 +48,7 @@ std::unique_ptr<Pass> make_common_subexpression_elimination();
 std::unique_ptr<Pass> make_gelu_fusion();
 std::unique_ptr<Pass> make_hard_swish_fusion();
 std::unique_ptr<Pass> make_qdq_conv_fusion();
+std::unique_ptr<Pass> make_qdq_add_fusion();
 std::unique_ptr<Pass> make_activation_affine_fusion();
 std::unique_ptr<Pass> make_layer_norm_fusion();
 std::unique_ptr<Pass> make_conv_mul_add_fold();

@@ -88,6 +88,12 @@ ir::Attribute int_attribute(int64_t v) {
   return a;
 }
 
+int add_initializer(ir::Graph& g, const std::string& base, Tensor t) {
+  const int id = add_unique_value(g, base, tensor_value_type(t));
+  g.initializers[id] = std::move(t);
+  return id;
+}
+
 ir::ValueType float_tensor_type() {
   ir::ValueType t;
   t.kind = ir::ValueType::Kind::kTensor;
@@ -207,6 +213,10 @@ DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers,
     if (n.op_type == "Shape" && n.domain.empty()) return DType::kInt64;
     if (is_op(n, "DequantizeLinear")) {  // the scale's type
       id = input_at(n, 1);
+      continue;
+    }
+    if (n.domain == "com.osprey" && (n.op_type == "QLinearConv" || n.op_type == "QLinearAdd")) {
+      id = input_at(n, 7);  // y_zero_point's type
       continue;
     }
     if (is_op(n, "QuantizeLinear")) {  // output_dtype, else the zero point's type, else uint8

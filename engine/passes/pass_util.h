@@ -36,6 +36,8 @@ void erase_nodes(ir::Graph& g, const std::vector<bool>& dead);
 // Adds a value named `base`, or `base_1`, `base_2`... when the name is taken.
 int add_unique_value(ir::Graph& g, const std::string& base, ir::ValueType type);
 ir::ValueType tensor_value_type(const Tensor& t);
+// Adds `t` as an initializer under a new value named `base` (or base_1...); returns its id.
+int add_initializer(ir::Graph& g, const std::string& base, Tensor t);
 // True if the node holds a subgraph attribute (If, Loop, Scan...).
 bool has_subgraph(const ir::Node& n);
 
@@ -52,7 +54,8 @@ bool scalar_constant(const ir::Graph& g, int id, double* v);
 bool near(double a, double b, double rel = 1e-4);
 // Element type of `id` when it is certain from the graph: a constant, a declared main-graph
 // input or value type, a Cast's `to`, QuantizeLinear's and DequantizeLinear's (output_dtype, the
-// zero point's or uint8; the scale's), or an op whose output type is its first input's.
+// zero point's or uint8; the scale's), com.osprey QLinearConv's and QLinearAdd's (y_zero_point's),
+// or an op whose output type is its first input's.
 DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers, bool in_subgraph);
 // Index of input slot `i` of node `n`, or kNoValue when absent.
 inline int input_at(const ir::Node& n, size_t i) {

@@ -24,33 +24,11 @@ namespace {
 
 bool is_byte_type(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
 
-// The node writing `v` when it is op `op` of the default domain, else nullptr.
-const ir::Node* producer_op(const ir::Graph& g, const GraphIndex& ix, int v, const char* op) {
-  if (v < 0) return nullptr;
-  const int p = ix.producers[static_cast<size_t>(v)];
-  if (p < 0) return nullptr;
-  const ir::Node& n = g.nodes[static_cast<size_t>(p)];
-  return is_op(n, op) ? &n : nullptr;
-}
-
 bool no_later_opset_attrs(const ir::Node& n) {
   return !n.find_attribute("block_size") && !n.find_attribute("output_dtype") &&
          !n.find_attribute("saturate");
 }
 
-// A per-tensor Q or DQ: one-value constant scale (float32) and zero point (absent, or a
-// one-value constant of a byte type).
-bool per_tensor(const ir::Graph& g, const ir::Node& n) {
-  if (n.inputs.size() < 2 || n.inputs.size() > 3 || n.inputs[0] < 0 || n.outputs.size() != 1 ||
-      !no_later_opset_attrs(n))
-    return false;
-  const Tensor* s = constant_tensor(g, n.inputs[1]);
-  if (!s || s->dtype() != DType::kFloat32 || s->numel() != 1 || s->rank() > 1) return false;
-  const int z = input_at(n, 2);
-  if (z == ir::kNoValue) return true;
-  const Tensor* zt = constant_tensor(g, z);
-  return zt && is_byte_type(zt->dtype()) && zt->numel() == 1 && zt->rank() <= 1;
-}
 
 // A per-tensor quantization's scale and zero point (no zero point: uint8 0).
 struct QParams {
@@ -62,7 +40,7 @@ struct QParams {
   }
 };
 
-// The parameters of a per_tensor() node (inputs 1 and 2), or of a fused node's slots.
+// The parameters of a per_tensor_quantization() node (inputs 1 and 2), or of a fused node's slots.
 QParams qparams(const ir::Graph& g, int scale, int zero_point) {
   QParams p;
   p.scale = constant_tensor(g, scale)->data<float>()[0];
@@ -81,12 +59,12 @@ QParams qparams(const ir::Graph& g, int scale, int zero_point) {
 bool look_through_pad(const ir::Graph& g, const GraphIndex& ix, const QParams& p, int* x,
                       std::vector<int64_t>* pads) {
   const ir::Node* q = producer_op(g, ix, *x, "QuantizeLinear");
-  if (!q || !per_tensor(g, *q) || !(qparams(g, q->inputs[1], input_at(*q, 2)) == p)) return false;
+  if (!q || !per_tensor_quantization(g, *q) || !(qparams(g, q->inputs[1], input_at(*q, 2)) == p)) return false;
   const ir::Node* pad = producer_op(g, ix, q->inputs[0], "Pad");
   std::vector<int64_t> pp;
   if (!pad || !zero_padding(g, *pad, &pp) || pp.size() != 8) return false;
   const ir::Node* dq = producer_op(g, ix, pad->inputs[0], "DequantizeLinear");
-  if (!dq || !per_tensor(g, *dq) || !(qparams(g, dq->inputs[1], input_at(*dq, 2)) == p)) return false;
+  if (!dq || !per_tensor_quantization(g, *dq) || !(qparams(g, dq->inputs[1], input_at(*dq, 2)) == p)) return false;
   *x = dq->inputs[0];
   for (size_t i = 0; i < 2; ++i) {
     (*pads)[i] += pp[2 + i];
@@ -122,7 +100,7 @@ bool match(const ir::Graph& g, const GraphIndex& ix, int ci, Match* m) {
     return false;
   const ir::Node* xdq = producer_op(g, ix, conv.inputs[0], "DequantizeLinear");
   const ir::Node* wdq = producer_op(g, ix, conv.inputs[1], "DequantizeLinear");
-  if (!xdq || !wdq || !per_tensor(g, *xdq)) return false;
+  if (!xdq || !wdq || !per_tensor_quantization(g, *xdq)) return false;
   const DType xt = ix.dtype(xdq->inputs[0]);
   if (!is_byte_type(xt)) return false;
   if (!conv_pads(conv, &m->pads)) return false;
@@ -187,17 +165,11 @@ bool match(const ir::Graph& g, const GraphIndex& ix, int ci, Match* m) {
     if (r < 0) return false;
     rn = &g.nodes[static_cast<size_t>(r)];
   }
-  if (!is_op(*rn, "QuantizeLinear") || rn->inputs[0] != y || !per_tensor(g, *rn)) return false;
+  if (!is_op(*rn, "QuantizeLinear") || rn->inputs[0] != y || !per_tensor_quantization(g, *rn)) return false;
   m->q = r;
   m->x_dq = ix.producers[static_cast<size_t>(conv.inputs[0])];
   m->w_dq = ix.producers[static_cast<size_t>(conv.inputs[1])];
   return true;
-}
-
-int add_constant(ir::Graph& g, const std::string& name, Tensor t) {
-  const int id = add_unique_value(g, name, tensor_value_type(t));
-  g.initializers[id] = std::move(t);
-  return id;
 }
 
 class QdqConvFusion final : public Pass {
@@ -244,9 +216,9 @@ class QdqConvFusion final : public Pass {
         set_activation(n, am);
       }
       int bias = m.bias_value;
-      if (!m.bias.empty()) bias = add_constant(g, base + "_bias", Tensor::from_vector(m.bias));
+      if (!m.bias.empty()) bias = add_initializer(g, base + "_bias", Tensor::from_vector(m.bias));
       int yzp = input_at(q, 2);
-      if (yzp == ir::kNoValue) yzp = add_constant(g, base + "_y_zero_point", Tensor::from_vector(std::vector<uint8_t>{0}));
+      if (yzp == ir::kNoValue) yzp = add_initializer(g, base + "_y_zero_point", Tensor::from_vector(std::vector<uint8_t>{0}));
       n.attributes["pads"] = ints_attribute(m.pads);
       n.attributes.erase("auto_pad");
       n.inputs = {m.x, xdq.inputs[1], input_at(xdq, 2), wdq.inputs[0], wdq.inputs[1],

@@ -107,6 +107,7 @@ class Inference {
                                                      "QuantizeLinear",
                                                      "DequantizeLinear",
                                                      "DynamicQuantizeLinear",
+                                                     "QLinearAdd",
                                                      "Cast"};
     static const std::set<std::string> kBroadcast = {"Add",   "Sub",  "Mul",     "Div", "Pow",
                                                      "Equal", "Less", "Greater", "And", "Or",

@@ -177,3 +177,54 @@ TEST(CpuQuantize, BadParametersGetTheReferencesErrors) {
 
 }  // namespace
 }  // namespace osprey::testing
+
+namespace osprey::testing {
+namespace {
+
+TEST(CpuQuantize, QLinearAddMatchesTheReferenceBitForBit) {
+  static ThreadPool pool2(2);
+  struct Case {
+    Shape shape;
+    DType a, b, y;
+    bool relu;
+  };
+  const std::vector<Case> cases = {{{1, 56, 56, 64}, DType::kUInt8, DType::kUInt8, DType::kUInt8, true},
+                                   {{3, 17}, DType::kInt8, DType::kUInt8, DType::kInt8, false},
+                                   {{5}, DType::kUInt8, DType::kInt8, DType::kUInt8, true},
+                                   {{0, 3}, DType::kUInt8, DType::kUInt8, DType::kUInt8, false}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(shape_to_string(c.shape) + (c.relu ? " relu" : ""));
+    auto bytes = [&](DType t, uint32_t seed) {
+      Tensor r(t, c.shape);
+      for (int64_t i = 0; i < r.numel(); ++i) static_cast<uint8_t*>(r.raw_data())[i] = static_cast<uint8_t>(i * 131 + seed * 17);
+      return r;
+    };
+    auto zp = [](DType t, int v) {
+      return t == DType::kInt8 ? vec<int8_t>({static_cast<int8_t>(v)}) : vec<uint8_t>({static_cast<uint8_t>(v)});
+    };
+    const std::vector<Tensor> in = {bytes(c.a, 1), fvec({0.031f}), zp(c.a, c.a == DType::kInt8 ? -4 : 120),
+                                    bytes(c.b, 2), fvec({0.047f}), zp(c.b, c.b == DType::kInt8 ? 9 : 131),
+                                    fvec({0.05f}), zp(c.y, c.y == DType::kInt8 ? -2 : 100)};
+    Attrs attrs;
+    if (c.relu) attrs["activation"] = string_attr("Relu");
+    NodeRunner ref("QLinearAdd", "com.osprey", 1, attrs, Device::ref, {}, c.a);
+    NodeRunner cpu("QLinearAdd", "com.osprey", 1, attrs, Device::cpu, {}, c.a);
+    ASSERT_TRUE(cpu.found());
+    auto want = ref.run(in);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+      auto got = cpu.run(in, pool);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      EXPECT_TRUE(bytes_equal(*got, *want));
+    }
+  }
+  // Shapes that differ are an error naming both.
+  NodeRunner cpu("QLinearAdd", "com.osprey", 1, {}, Device::cpu, {}, DType::kUInt8);
+  Tensor a(DType::kUInt8, {2, 3}), b(DType::kUInt8, {3, 2});
+  auto r = cpu.run({a, fvec({1.0f}), vec<uint8_t>({0}), b, fvec({1.0f}), vec<uint8_t>({0}), fvec({1.0f}), vec<uint8_t>({0})});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().to_string().find("[3,2]"), std::string::npos) << r.status().to_string();
+}
+
+}  // namespace
+}  // namespace osprey::testing

@@ -146,30 +146,14 @@ def build_minilm(path):
 
 
 def build_efficientnet_lite0_int8(path):
-    """EfficientNet-Lite0 (the zoo's float model, built first) quantized by onnxruntime's
-    quantize_static in the QDQ format: int8 weights per output channel, uint8 activations,
-    calibrated (MinMax) on the four photographs at two sizes and four noise images."""
-    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
-                                          quantize_static)
+    """EfficientNet-Lite0 (the zoo's float model, built first) quantized to int8 in the QDQ
+    format by onnxruntime's quantize_static (tools/zoo/quantize.py)."""
+    import quantize
 
     source = path.parent / MODELS["efficientnet_lite0"].file
     if not source.exists():
         raise RuntimeError(f"{source} is needed first (make_zoo.py --only efficientnet_lite0)")
-    batches = [img[None] for img in sample_inputs.photo_batch()[1]]
-    batches += [img[None] for img in sample_inputs.photo_batch(size=256)[1][:, :, 16:240, 16:240]]
-    batches += [sample_inputs.normal_images(("int8-calibration", i), 1) for i in range(4)]
-
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.it = iter(batches)
-
-        def get_next(self):
-            x = next(self.it, None)
-            return None if x is None else {"input": np.ascontiguousarray(x, dtype=np.float32)}
-
-    quantize_static(str(source), str(path), Reader(), quant_format=QuantFormat.QDQ,
-                    per_channel=True, activation_type=QuantType.QUInt8,
-                    weight_type=QuantType.QInt8)
+    quantize.quantize_qdq(source, path)
 
 
 def copy_from_package(package, relpath):

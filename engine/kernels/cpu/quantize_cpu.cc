@@ -1,4 +1,5 @@
-// QuantizeLinear (float32 -> uint8/int8) and DequantizeLinear (uint8/int8 -> float32) on the
+// QuantizeLinear (float32 -> uint8/int8), DequantizeLinear (uint8/int8 -> float32) and
+// com.osprey QLinearAdd (a QDQ model's residual sums, fused by qdq_add_fusion) on the
 // vectorized row kernels (row_kernels.h), split across the session's threads. A model
 // quantized in the QDQ format (onnxruntime's quantize_static) puts one of each around every
 // convolution: on the reference's element loop they took three quarters of a quantized
@@ -99,6 +100,48 @@ Status dequantize_linear(KernelContext& ctx) {
   float* yp = y.data<float>();
   for_blocks(ctx, p, x.numel(), [&](int64_t first, int64_t len, int64_t k) {
     dequantize_row(isa, xp + first, yp + first, len, p.scale[k], p.zp[static_cast<size_t>(k)], is_signed);
+  });
+  return Status::Ok();
+}
+
+// com.osprey QLinearAdd with constant per-tensor parameters, on qlinear_add_row; the
+// reference's bits (the same float operations). Other forms go to the reference.
+Status qlinear_add(KernelContext& ctx) {
+  bool ok = ctx.has_input(0) && ctx.has_input(3) && ctx.input(0).shape() == ctx.input(3).shape();
+  for (int i = 0; ok && i < 8; ++i) ok = ctx.has_input(i) && ctx.input_value(i).is_tensor();
+  QAddParams p;
+  if (ok) {
+    const int slots[3][2] = {{1, 2}, {4, 5}, {6, 7}};
+    float* scales[3] = {&p.a_scale, &p.b_scale, &p.y_scale};
+    int32_t* zps[3] = {&p.a_zero_point, &p.b_zero_point, &p.y_zero_point};
+    bool* signs[3] = {&p.a_signed, &p.b_signed, &p.y_signed};
+    for (int k = 0; ok && k < 3; ++k) {
+      const Tensor& s = ctx.input(slots[k][0]);
+      const Tensor& z = ctx.input(slots[k][1]);
+      ok = s.dtype() == DType::kFloat32 && s.numel() == 1 && s.rank() <= 1 && z.numel() == 1 && z.rank() <= 1 &&
+           (z.dtype() == DType::kUInt8 || z.dtype() == DType::kInt8) &&
+           (k == 2 || ctx.input(k * 3).dtype() == z.dtype());
+      if (!ok) break;
+      *scales[k] = s.data<float>()[0];
+      *zps[k] = static_cast<int32_t>(z.get_as_int64(0));
+      *signs[k] = z.dtype() == DType::kInt8;
+    }
+    const std::string act = ctx.attr_string("activation", "");
+    ok = ok && (act.empty() || act == "Relu");
+    p.relu = act == "Relu";
+  }
+  if (!ok) return ref::qlinear_add(ctx);
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(3);
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, p.y_signed ? DType::kInt8 : DType::kUInt8, a.shape()));
+  const VectorIsa isa = best_vector_isa();
+  const auto* ap = static_cast<const uint8_t*>(a.raw_data());
+  const auto* bp = static_cast<const uint8_t*>(b.raw_data());
+  auto* yp = static_cast<uint8_t*>(y.raw_data());
+  const int64_t n = a.numel(), chunks = (n + kChunk - 1) / kChunk;
+  ctx.parallel_for(chunks, kChunk * 2, [&](int64_t lo, int64_t hi) {
+    const int64_t first = lo * kChunk, last = std::min(n, hi * kChunk);
+    qlinear_add_row(isa, ap + first, bp + first, yp + first, last - first, p);
   });
   return Status::Ok();
 }

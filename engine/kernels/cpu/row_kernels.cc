@@ -171,6 +171,26 @@ OSPREY_INLINE void sigmoid_impl(const float* x, float* y, int64_t n) {
   for (; k < n; ++k) y[k] = sigmoid_of<float, int32_t>(x[k]);
 }
 
+// W one-byte values (uint8 or int8, T) at p as W int32 lanes (I), and back. Written as element
+// loops through an int32 array, which GCC's SLP vectorizer turns into vpmovzx / vpack
+// sequences; a __builtin_convertvector from a byte vector was lowered one element at a time.
+template <class I, class T>
+OSPREY_INLINE I load_bytes(const T* p) {
+  constexpr int W = static_cast<int>(sizeof(I) / sizeof(int32_t));
+  int32_t t[W];
+  for (int j = 0; j < W; ++j) t[j] = p[j];
+  I v;
+  std::memcpy(&v, t, sizeof v);
+  return v;
+}
+template <class I, class T>
+OSPREY_INLINE void store_bytes(T* p, I q) {  // q's lanes already within T's range
+  constexpr int W = static_cast<int>(sizeof(I) / sizeof(int32_t));
+  int32_t t[W];
+  std::memcpy(t, &q, sizeof q);
+  for (int j = 0; j < W; ++j) p[j] = static_cast<T>(t[j]);
+}
+
 // QuantizeLinear's arithmetic on every lane: round_half_even(x / scale) + zp, saturated to
 // [lo, hi]; NaN gives 0 (the reference's saturate_round). x / scale is clamped to +-1024 first,
 // which changes no saturated result (zp lies in [-128, 255]) and keeps the 1.5 * 2^23 rounding
@@ -198,8 +218,7 @@ OSPREY_INLINE void quantize_impl(const float* x, Q* y, int64_t n, float scale, i
   constexpr int32_t lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
   int64_t k = 0;
   for (; k + W <= n; k += W) {
-    const I q = quantize_of<F, I>(load<F>(x + k), scale, zp, lo, hi);
-    for (int j = 0; j < W; ++j) y[k + j] = static_cast<Q>(q[j]);
+    store_bytes(y + k, quantize_of<F, I>(load<F>(x + k), scale, zp, lo, hi));
   }
   for (; k < n; ++k) y[k] = static_cast<Q>(quantize_of<float, int32_t>(x[k], scale, zp, lo, hi));
 }
@@ -209,11 +228,30 @@ OSPREY_INLINE void dequantize_impl(const Q* x, float* y, int64_t n, float scale,
   constexpr int W = kWidth<F>;
   int64_t k = 0;
   for (; k + W <= n; k += W) {
-    I v;
-    for (int j = 0; j < W; ++j) v[j] = x[k + j];
-    store<F>(y + k, __builtin_convertvector(v - zp, F) * scale);
+    store<F>(y + k, __builtin_convertvector(load_bytes<I>(x + k) - zp, F) * scale);
   }
   for (; k < n; ++k) y[k] = static_cast<float>(static_cast<int32_t>(x[k]) - zp) * scale;
+}
+
+// QLinearAdd's arithmetic (the QDQ graph's DequantizeLinear x 2 -> Add [-> Relu] ->
+// QuantizeLinear, in its float operations and order).
+template <class F, class I, class A, class B, class Q>
+OSPREY_INLINE void qlinear_add_impl(const A* a, const B* b, Q* y, int64_t n, const QAddParams* p) {
+  constexpr int W = kWidth<F>;
+  constexpr int32_t lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
+  int64_t k = 0;
+  for (; k + W <= n; k += W) {
+    F s = __builtin_convertvector(load_bytes<I>(a + k) - p->a_zero_point, F) * p->a_scale +
+          __builtin_convertvector(load_bytes<I>(b + k) - p->b_zero_point, F) * p->b_scale;
+    if (p->relu) s = s < 0.0f ? F{} : s;
+    store_bytes(y + k, quantize_of<F, I>(s, p->y_scale, p->y_zero_point, lo, hi));
+  }
+  for (; k < n; ++k) {
+    float s = static_cast<float>(static_cast<int32_t>(a[k]) - p->a_zero_point) * p->a_scale +
+              static_cast<float>(static_cast<int32_t>(b[k]) - p->b_zero_point) * p->b_scale;
+    if (p->relu) s = s < 0.0f ? 0.0f : s;
+    y[k] = static_cast<Q>(quantize_of<float, int32_t>(s, p->y_scale, p->y_zero_point, lo, hi));
+  }
 }
 
 // A vector's lanes reduced by halving (log2 of its width steps instead of one dependent step
@@ -502,6 +540,12 @@ struct DequantizeKernel {
     dequantize_impl<F, I>(x, y, n, scale, zp);
   }
 };
+struct QLinearAddKernel {
+  template <class F, class I, class A, class B, class Q>
+  OSPREY_INLINE static void run(const A* a, const B* b, Q* y, int64_t n, const QAddParams* p) {
+    qlinear_add_impl<F, I>(a, b, y, n, p);
+  }
+};
 struct SoftmaxKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(A... a) {
@@ -585,6 +629,27 @@ void quantize_row(VectorIsa isa, const float* x, void* y, int64_t n, float scale
                   bool is_signed) {
   if (is_signed) dispatch<QuantizeKernel>(isa, x, static_cast<int8_t*>(y), n, scale, zp);
   else dispatch<QuantizeKernel>(isa, x, static_cast<uint8_t*>(y), n, scale, zp);
+}
+
+template <class A, class B>
+void qlinear_add_typed(VectorIsa isa, const A* a, const B* b, void* y, int64_t n, const QAddParams& p) {
+  if (p.y_signed) dispatch<QLinearAddKernel>(isa, a, b, static_cast<int8_t*>(y), n, &p);
+  else dispatch<QLinearAddKernel>(isa, a, b, static_cast<uint8_t*>(y), n, &p);
+}
+
+void qlinear_add_row(VectorIsa isa, const void* a, const void* b, void* y, int64_t n,
+                     const QAddParams& p) {
+  const auto* au = static_cast<const uint8_t*>(a);
+  const auto* bu = static_cast<const uint8_t*>(b);
+  const auto* as = static_cast<const int8_t*>(a);
+  const auto* bs = static_cast<const int8_t*>(b);
+  if (p.a_signed) {
+    if (p.b_signed) qlinear_add_typed(isa, as, bs, y, n, p);
+    else qlinear_add_typed(isa, as, bu, y, n, p);
+  } else {
+    if (p.b_signed) qlinear_add_typed(isa, au, bs, y, n, p);
+    else qlinear_add_typed(isa, au, bu, y, n, p);
+  }
 }
 
 void dequantize_row(VectorIsa isa, const void* x, float* y, int64_t n, float scale, int32_t zp,

@@ -1,6 +1,6 @@
-// Vectorized float32 row kernels for the ops oneDNN does not cover well here (LayerNorm,
-// ReduceSum/ReduceMean, Sigmoid, QuantizeLinear/DequantizeLinear, the attention's masked
-// softmax, the channels-last max pool, the interleaving of a few channel planes): plain loops
+// Vectorized row kernels for the ops oneDNN does not cover well here (LayerNorm,
+// ReduceSum/ReduceMean, Sigmoid, QuantizeLinear/DequantizeLinear/QLinearAdd, the attention's
+// masked softmax, the channels-last max pool, the interleaving of a few channel planes): plain loops
 // shaped for the vectorizer (fixed-width lane blocks, sums in double lanes), compiled three
 // times (AVX-512, AVX2+FMA, and generic x86-64) and chosen at run time from the CPU's features. The reference kernels are their oracles in the tests.
 #pragma once
@@ -43,6 +43,17 @@ void sigmoid(VectorIsa isa, const float* x, float* y, int64_t n);
 // reference's result (the same float division and rounding).
 void quantize_row(VectorIsa isa, const float* x, void* y, int64_t n, float scale, int32_t zp,
                   bool is_signed);
+// QLinearAdd (com.osprey; a QDQ graph's DequantizeLinear(a) + DequantizeLinear(b) [-> Relu] ->
+// QuantizeLinear): y[k] = QuantizeLinear(act(float(a[k] - a_zp) * a_scale + float(b[k] - b_zp) *
+// b_scale)), in the graph's float operations, so bit for bit the reference's. Each of a, b, y
+// is uint8 or int8 (the *_signed flags).
+struct QAddParams {
+  float a_scale = 1, b_scale = 1, y_scale = 1;
+  int32_t a_zero_point = 0, b_zero_point = 0, y_zero_point = 0;
+  bool a_signed = false, b_signed = false, y_signed = false, relu = false;
+};
+void qlinear_add_row(VectorIsa isa, const void* a, const void* b, void* y, int64_t n,
+                     const QAddParams& p);
 // DequantizeLinear with one scale and zero point: y[k] = float(x[k] - zp) * scale over n uint8
 // (int8 when is_signed) values, as the reference.
 void dequantize_row(VectorIsa isa, const void* x, float* y, int64_t n, float scale, int32_t zp,

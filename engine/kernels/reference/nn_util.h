@@ -129,6 +129,8 @@ Status quantize_linear(KernelContext& ctx);
 Status dequantize_linear(KernelContext& ctx);
 // com.osprey QLinearConv (conv.cc), the CPU kernel's oracle and its fallback.
 Status fused_qlinear_conv(KernelContext& ctx);
+// com.osprey QLinearAdd (quantize.cc).
+Status qlinear_add(KernelContext& ctx);
 
 // Rounds to nearest, ties to even, and saturates to Q's range (NaN -> 0).
 template <class Q>

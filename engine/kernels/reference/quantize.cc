@@ -161,4 +161,52 @@ Status dynamic_quantize_linear(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// com.osprey QLinearAdd(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale,
+// y_zero_point), made by the qdq_add_fusion pass from DequantizeLinear(a) + DequantizeLinear(b)
+// [-> Relu] -> QuantizeLinear: the same float operations in the same order,
+//   y = QuantizeLinear(act(float(a - a_zp) * a_scale + float(b - b_zp) * b_scale), y_scale, y_zp).
+// Per-tensor parameters; a and b of one shape (no broadcasting); activation "" or "Relu".
+Status qlinear_add(KernelContext& ctx) {
+  for (int i = 0; i < 8; ++i)
+    if (!ctx.has_input(i)) return invalid_argument("QLinearAdd needs 8 inputs; input ", i, " is missing");
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(3);
+  if (a.shape() != b.shape())
+    return invalid_argument("A has shape ", shape_to_string(a.shape()), " but B has ", shape_to_string(b.shape()),
+                            "; QLinearAdd takes one shape");
+  float scale[3];
+  int32_t zp[3];
+  DType type[3];
+  const int slots[3][3] = {{0, 1, 2}, {3, 4, 5}, {-1, 6, 7}};
+  for (int k = 0; k < 3; ++k) {
+    const Tensor& s = ctx.input(slots[k][1]);
+    const Tensor& z = ctx.input(slots[k][2]);
+    if (s.dtype() != DType::kFloat32 || s.numel() != 1 || s.rank() > 1)
+      return invalid_argument("input ", slots[k][1], " (a scale) must be one float32 value");
+    if ((z.dtype() != DType::kUInt8 && z.dtype() != DType::kInt8) || z.numel() != 1 || z.rank() > 1)
+      return invalid_argument("input ", slots[k][2], " (a zero point) must be one uint8 or int8 value");
+    if (k < 2 && ctx.input(slots[k][0]).dtype() != z.dtype())
+      return invalid_argument("input ", slots[k][0], " has type ", dtype_name(ctx.input(slots[k][0]).dtype()),
+                              " but its zero point ", dtype_name(z.dtype()));
+    scale[k] = s.data<float>()[0];
+    zp[k] = static_cast<int32_t>(z.get_as_int64(0));
+    type[k] = z.dtype();
+  }
+  const std::string act = ctx.attr_string("activation", "");
+  if (!act.empty() && act != "Relu") return invalid_argument("activation '", act, "': QLinearAdd takes none or Relu");
+  const bool relu = act == "Relu";
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, type[2], a.shape()));
+  auto value = [](const Tensor& t, int64_t i) {
+    return t.dtype() == DType::kInt8 ? static_cast<int32_t>(t.data<int8_t>()[i]) : static_cast<int32_t>(t.data<uint8_t>()[i]);
+  };
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    float s = static_cast<float>(value(a, i) - zp[0]) * scale[0] + static_cast<float>(value(b, i) - zp[1]) * scale[1];
+    if (relu) s = s < 0.0f ? 0.0f : s;
+    const double q = static_cast<double>(std::nearbyint(s / scale[2])) + zp[2];
+    if (type[2] == DType::kUInt8) y.data<uint8_t>()[i] = saturate_round<uint8_t>(q);
+    else y.data<int8_t>()[i] = saturate_round<int8_t>(q);
+  }
+  return Status::Ok();
+}
+
 }  // namespace osprey::ref
