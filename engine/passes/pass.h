@@ -48,6 +48,9 @@ std::unique_ptr<Pass> make_common_subexpression_elimination();
 std::unique_ptr<Pass> make_gelu_fusion();
 std::unique_ptr<Pass> make_hard_swish_fusion();
 std::unique_ptr<Pass> make_qdq_conv_fusion();
+// Tests: qdq_conv_fusion fuses even where oneDNN's int8 kernels have no VNNI (its QLinearConv
+// kernel then runs the reference), so that the pass is checked on every machine.
+void force_qdq_conv_fusion(bool on);
 std::unique_ptr<Pass> make_qdq_add_fusion();
 std::unique_ptr<Pass> make_activation_affine_fusion();
 std::unique_ptr<Pass> make_layer_norm_fusion();

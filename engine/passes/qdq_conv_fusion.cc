@@ -5,7 +5,8 @@
 // becomes one com.osprey QLinearConv(x_q, x_scale, x_zp, w_q, w_scale, w_zp, y_scale, y_zp, B)
 // that computes the same in int8 (engine/kernels/reference/conv.cc defines it; the CPU kernel
 // runs it on oneDNN's int8 convolutions), with the activation as its attribute. It must run
-// before constant folding, which would turn DequantizeLinear(w_q) into float weights.
+// before constant folding, which would turn DequantizeLinear(w_q) into float weights. Only
+// where oneDNN's int8 kernels have VNNI (cpu::int8_vnni_available()).
 // What matches: 2-D convolutions (4-D int8 weights); x's and y's scale and zero point one
 // constant value each (uint8 or int8); the weights' scale one value or one per output channel
 // (axis 0), their zero point absent or constant; B absent, a float32 constant, or
@@ -16,11 +17,16 @@
 // the pads (on the second run, when the Pad's pads are computed by a shape subgraph that
 // constant folding had to compute first). The nodes before X stay when something else reads them (dead code elimination
 // removes them otherwise).
+#include <atomic>
+
+#include "kernels/cpu/cpu_capabilities.h"
 #include "passes/fusion_util.h"
 #include "passes/pass.h"
 
 namespace osprey::passes {
 namespace {
+
+std::atomic<bool> g_forced{false};
 
 bool is_byte_type(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
 
@@ -178,6 +184,9 @@ class QdqConvFusion final : public Pass {
   int level() const override { return 2; }
 
   Result<bool> run(ir::Graph& g, PassContext& ctx) override {
+    // Without VNNI oneDNN's int8 convolutions saturate (cpu_capabilities.h): the QDQ graph then
+    // runs as it is (vectorized QuantizeLinear / DequantizeLinear around float convolutions).
+    if (!cpu::int8_vnni_available() && !g_forced.load(std::memory_order_relaxed)) return false;
     GraphIndex ix(g, ctx.in_subgraph);
     std::vector<bool> dead(g.nodes.size(), false);
     bool changed = false;
@@ -236,6 +245,10 @@ class QdqConvFusion final : public Pass {
 };
 
 }  // namespace
+
+void force_qdq_conv_fusion(bool on) {
+  g_forced.store(on, std::memory_order_relaxed);
+}
 
 std::unique_ptr<Pass> make_qdq_conv_fusion() {
   return std::make_unique<QdqConvFusion>();

@@ -4,6 +4,7 @@
 // quantization step of the graph as imported (the fused op sums in exact int32 where the
 // float graph rounds). What does not match (a shared Conv output, per-axis x parameters)
 // stays as it is.
+#include "kernels/cpu/cpu_capabilities.h"
 #include "passes_test_util.h"
 
 namespace osprey::passes::testing {
@@ -94,7 +95,14 @@ void expect_within_one_step(const Tensor& a, const Tensor& b) {
 
 const std::vector<NamedTensor> kIn = {{"x", ramp({1, 4, 6, 6}, -2.0f, 0.037f)}};
 
+// Fuses on every machine (without VNNI the fused node runs on the reference kernel).
+struct ForceFusion {
+  ForceFusion() { force_qdq_conv_fusion(true); }
+  ~ForceFusion() { force_qdq_conv_fusion(false); }
+};
+
 TEST(QdqConvFusionTest, QuantizedConvolutionsBecomeOneInt8Node) {
+  ForceFusion force;
   for (const Form& f : {Form{"Relu", true, true, false}, Form{"", true, true, false},
                         Form{"Clip", false, false, true}, Form{"", false, true, true}}) {
     SCOPED_TRACE("act '" + f.act + "' per_channel " + std::to_string(f.per_channel) + " bias " +
@@ -129,6 +137,7 @@ TEST(QdqConvFusionTest, QuantizedConvolutionsBecomeOneInt8Node) {
 }
 
 TEST(QdqConvFusionTest, SharedOutputsAndPerAxisInputsStay) {
+  ForceFusion force;
   {
     ModelBuilder m = qdq_conv(Form{"", true, true, false, true});
     auto g = expect_pass_preserves(m.bytes(), pass_list(make_qdq_conv_fusion()), kIn);
@@ -153,6 +162,19 @@ TEST(QdqConvFusionTest, SharedOutputsAndPerAxisInputsStay) {
     ASSERT_TRUE(g);
     EXPECT_EQ(count_op(*g, "com.osprey.QLinearConv"), 0) << dump_graph(*g);
   }
+}
+
+}  // namespace
+}  // namespace osprey::passes::testing
+
+namespace osprey::passes::testing {
+namespace {
+
+TEST(QdqConvFusionTest, FusesOnlyWhereTheInt8KernelsHaveVnni) {
+  ModelBuilder m = qdq_conv(Form{"Relu", true, true, false});
+  auto g = optimized_graph(m.bytes(), pass_list(make_qdq_conv_fusion()));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(count_op(*g, "com.osprey.QLinearConv"), cpu::int8_vnni_available() ? 1 : 0) << dump_graph(*g);
 }
 
 }  // namespace

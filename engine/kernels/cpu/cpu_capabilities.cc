@@ -45,6 +45,12 @@ const std::string& bf16_probe_implementation() {
   return probe().impl;
 }
 
+bool int8_vnni_available() {
+  const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
+  return (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
+         (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
+}
+
 bool avx512_kernels_available() {
   const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
   return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;

@@ -15,6 +15,12 @@ bool bf16_compute_available();
 // the error it gave; for messages.
 const std::string& bf16_probe_implementation();
 
+// True when oneDNN's int8 kernels here multiply with VNNI (avx512_vnni or avx_vnni, allowed by
+// ONEDNN_MAX_CPU_ISA): their uint8 x int8 products accumulate straight into int32. Without it
+// they pair products in saturating int16 sums (vpmaddubsw), which overflow for full-range
+// activations and weights, so the int8 convolutions are not used there.
+bool int8_vnni_available();
+
 // True when oneDNN runs AVX-512 kernels here (the CPU has them and ONEDNN_MAX_CPU_ISA allows).
 bool avx512_kernels_available();
 

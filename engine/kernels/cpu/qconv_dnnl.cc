@@ -12,12 +12,15 @@
 // an NCHW node's are reordered into and out of the layout the primitive picks.
 // Forms the primitive does not take (weights with zero points, per-channel x/y parameters,
 // non-constant parameters, non-2-D shapes) run on the reference kernel; so does a node whose
-// primitive oneDNN cannot create.
+// primitive oneDNN cannot create, and every node where oneDNN has no VNNI (its int8 kernels then
+// sum pairs of products in saturating int16, wrong for full-range values; qdq_conv_fusion does
+// not fuse there, so this is only for nodes made otherwise).
 #include <atomic>
 #include <cmath>
 #include <optional>
 
 #include "kernels/cpu/conv_dnnl.h"
+#include "kernels/cpu/cpu_capabilities.h"
 #include "kernels/cpu/dnnl_common.h"
 #include "kernels/reference/nn_util.h"
 
@@ -63,6 +66,7 @@ bool is_int8(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
 // otherwise (the node then runs on the reference).
 std::shared_ptr<QConvState> make_state(const KernelContext& ctx) {
   auto st = std::make_shared<QConvState>();
+  if (!int8_vnni_available()) return st;  // saturating int16 pairs: the reference's results
   for (int i : {1, 3, 4, 6, 7})
     if (!ctx.has_input(i) || !ctx.input_value(i).is_tensor()) return st;
   for (int i : {2, 5, 8})
