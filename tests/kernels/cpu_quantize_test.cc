@@ -17,13 +17,6 @@ namespace {
 
 using cpu::VectorIsa;
 
-std::vector<VectorIsa> runnable_isas() {
-  std::vector<VectorIsa> out;
-  for (VectorIsa isa : {VectorIsa::generic, VectorIsa::avx2, VectorIsa::avx512})
-    if (cpu::vector_isa_supported(isa)) out.push_back(isa);
-  return out;
-}
-
 // Floats around a scale's grid: exact ties (k + 1/2) * scale, their neighbours one ulp away,
 // values far past the saturation bounds, zeros of both signs, NaN and infinities.
 Tensor awkward_floats(int64_t n, float scale, uint32_t seed) {

@@ -15,13 +15,6 @@ namespace {
 
 using cpu::VectorIsa;
 
-std::vector<VectorIsa> runnable_isas() {
-  std::vector<VectorIsa> out;
-  for (VectorIsa isa : {VectorIsa::generic, VectorIsa::avx2, VectorIsa::avx512})
-    if (cpu::vector_isa_supported(isa)) out.push_back(isa);
-  return out;
-}
-
 TEST(CpuRowKernels, GenericIsAlwaysRunnableAndBestIsRunnable) {
   EXPECT_TRUE(cpu::vector_isa_supported(VectorIsa::generic));
   EXPECT_TRUE(cpu::vector_isa_supported(cpu::best_vector_isa()));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernel_harness.h"
+#include "kernels/cpu/row_kernels.h"
 #include "kernels/kernel.h"
 #include "kernels/registry.h"
 #include "threading/thread_pool.h"
@@ -102,6 +103,14 @@ inline void expect_close(const Tensor& got, const Tensor& want, double tol = 1e-
   }
   EXPECT_LE(worst, tol * scale) << "worst difference at element " << at << " (scale " << scale
                                 << ")";
+}
+
+// The vector ISA variants of the row kernels this CPU can run.
+inline std::vector<cpu::VectorIsa> runnable_isas() {
+  std::vector<cpu::VectorIsa> out;
+  for (cpu::VectorIsa isa : {cpu::VectorIsa::generic, cpu::VectorIsa::avx2, cpu::VectorIsa::avx512})
+    if (cpu::vector_isa_supported(isa)) out.push_back(isa);
+  return out;
 }
 
 inline bool bit_equal(const Tensor& a, const Tensor& b) {

@@ -13,11 +13,10 @@ every optimization level, and the photographs' top-1 classes exactly onnxruntime
     .venv/bin/python -m pytest tests/zoo/test_zoo_int8.py
 """
 
-import numpy as np
 import pytest
 
 import sample_inputs
-from test_zoo import cosine, file_stem, run_osprey
+from test_zoo import check_output, file_stem, run_osprey
 
 pytestmark = pytest.mark.zoo
 
@@ -26,16 +25,6 @@ RTOL_OF_MAX = 0.05
 
 CASES = [(model, case, level) for model in sorted(sample_inputs.QUANTIZED)
          for case in sample_inputs.CASES[model] for level in (2, 1, 0)]
-
-
-def check_int8(name, got, ref):
-    assert got.shape == ref.shape and got.dtype == ref.dtype, f"{name}: {got.shape} {got.dtype}"
-    err = float(np.max(np.abs(got.astype(np.float64) - ref)))
-    scale = max(1.0, float(np.max(np.abs(ref))))
-    cos = cosine(got, ref)
-    summary = f"{name}: max|err| {err:.3g} (limit {RTOL_OF_MAX * scale:.3g}), cosine {cos:.6f}"
-    assert err <= RTOL_OF_MAX * scale and cos >= MIN_COSINE, summary
-    return summary
 
 
 @pytest.mark.parametrize("model,case,level", CASES, ids=[f"{m}-{c}-O{lv}" for m, c, lv in CASES])
@@ -47,7 +36,7 @@ def test_int8_matches_onnxruntime(zoo_dir, osprey_bin, ort_sessions, tmp_path, m
     got = run_osprey(osprey_bin, path, feeds, tmp_path, ("-O", str(level)))
     for name, ref in refs.items():
         ours = got[file_stem(name)]
-        print(check_int8(name, ours, ref))
+        print(check_output(name, ours, ref, RTOL_OF_MAX, MIN_COSINE))
         if case.startswith("photos"):
             assert list(ours.argmax(1)) == list(ref.argmax(1)), (
                 f"top-1 {list(ours.argmax(1))}, onnxruntime {list(ref.argmax(1))}")

@@ -404,6 +404,26 @@ Status read_scales(const KernelContext& ctx, int i, int64_t n, const char* what,
   return Status::Ok();
 }
 
+// QLinearConv's scales and zero points (inputs 1, 2, 4, 5, 6, 7), checked: x's and y's one
+// value each, w's one or one per output channel (M); y's type is its zero point's.
+struct QLinearParams {
+  std::vector<float> xs, ws, ys;
+  std::vector<int32_t> xzp, wzp, yzp;
+  DType ytype = DType::kUInt8;
+};
+Status read_qlinear_params(const KernelContext& ctx, DType xtype, DType wtype, int64_t M,
+                           QLinearParams* q) {
+  OSPREY_RETURN_IF_ERROR(read_scales(ctx, 1, 0, "x_scale", &q->xs));
+  OSPREY_RETURN_IF_ERROR(read_scales(ctx, 4, M, "w_scale", &q->ws));
+  OSPREY_RETURN_IF_ERROR(read_scales(ctx, 6, 0, "y_scale", &q->ys));
+  if (!ctx.has_input(7)) return invalid_argument("y_zero_point is missing");
+  q->ytype = ctx.input(7).dtype();
+  OSPREY_RETURN_IF_ERROR(check_int8(ctx.input(7), "y_zero_point"));
+  OSPREY_RETURN_IF_ERROR(read_zero_points(ctx, 2, xtype, 0, "x_zero_point", &q->xzp));
+  OSPREY_RETURN_IF_ERROR(read_zero_points(ctx, 5, wtype, M, "w_zero_point", &q->wzp));
+  return read_zero_points(ctx, 7, q->ytype, 0, "y_zero_point", &q->yzp);
+}
+
 }  // namespace
 
 Status conv(KernelContext& ctx) {
@@ -455,17 +475,11 @@ Status qlinear_conv(KernelContext& ctx) {
   OSPREY_RETURN_IF_ERROR(check_int8(x, "input x"));
   OSPREY_RETURN_IF_ERROR(check_int8(w, "input w"));
   OSPREY_RETURN_IF_ERROR(window_from_attrs(ctx, false, &d.w));
-  std::vector<float> xs, ws, ys;
-  OSPREY_RETURN_IF_ERROR(read_scales(ctx, 1, 0, "x_scale", &xs));
-  OSPREY_RETURN_IF_ERROR(read_scales(ctx, 4, d.M, "w_scale", &ws));
-  OSPREY_RETURN_IF_ERROR(read_scales(ctx, 6, 0, "y_scale", &ys));
-  if (!ctx.has_input(7)) return invalid_argument("y_zero_point is missing");
-  const DType ytype = ctx.input(7).dtype();
-  OSPREY_RETURN_IF_ERROR(check_int8(ctx.input(7), "y_zero_point"));
-  std::vector<int32_t> xzp, wzp, yzp;
-  OSPREY_RETURN_IF_ERROR(read_zero_points(ctx, 2, x.dtype(), 0, "x_zero_point", &xzp));
-  OSPREY_RETURN_IF_ERROR(read_zero_points(ctx, 5, w.dtype(), d.M, "w_zero_point", &wzp));
-  OSPREY_RETURN_IF_ERROR(read_zero_points(ctx, 7, ytype, 0, "y_zero_point", &yzp));
+  QLinearParams q;
+  OSPREY_RETURN_IF_ERROR(read_qlinear_params(ctx, x.dtype(), w.dtype(), d.M, &q));
+  const auto &xs = q.xs, &ws = q.ws, &ys = q.ys;
+  const auto &xzp = q.xzp, &wzp = q.wzp, &yzp = q.yzp;
+  const DType ytype = q.ytype;
   OSPREY_RETURN_IF_ERROR(check_bias(ctx, 8, d.M, DType::kInt32));
   OSPREY_ASSIGN_OR_RETURN(Tensor xi, subtract_zero_point(ctx, x, xzp));
   OSPREY_ASSIGN_OR_RETURN(Tensor wi, subtract_zero_point(ctx, w, wzp));
@@ -551,17 +565,11 @@ Status fused_qlinear_conv(KernelContext& ctx) {
   if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != d.w.kernel)
     return invalid_argument("attribute kernel_shape does not match the weights ", shape_to_string(w.shape()));
   OSPREY_RETURN_IF_ERROR(window_from_attrs(ctx, false, &d.w));
-  std::vector<float> xs, ws, ys;
-  OSPREY_RETURN_IF_ERROR(read_scales(ctx, 1, 0, "x_scale", &xs));
-  OSPREY_RETURN_IF_ERROR(read_scales(ctx, 4, d.M, "w_scale", &ws));
-  OSPREY_RETURN_IF_ERROR(read_scales(ctx, 6, 0, "y_scale", &ys));
-  if (!ctx.has_input(7)) return invalid_argument("y_zero_point is missing");
-  const DType ytype = ctx.input(7).dtype();
-  OSPREY_RETURN_IF_ERROR(check_int8(ctx.input(7), "y_zero_point"));
-  std::vector<int32_t> xzp, wzp, yzp;
-  OSPREY_RETURN_IF_ERROR(read_zero_points(ctx, 2, x.dtype(), 0, "x_zero_point", &xzp));
-  OSPREY_RETURN_IF_ERROR(read_zero_points(ctx, 5, w.dtype(), d.M, "w_zero_point", &wzp));
-  OSPREY_RETURN_IF_ERROR(read_zero_points(ctx, 7, ytype, 0, "y_zero_point", &yzp));
+  QLinearParams q;
+  OSPREY_RETURN_IF_ERROR(read_qlinear_params(ctx, x.dtype(), w.dtype(), d.M, &q));
+  const auto &xs = q.xs, &ws = q.ws, &ys = q.ys;
+  const auto &xzp = q.xzp, &wzp = q.wzp, &yzp = q.yzp;
+  const DType ytype = q.ytype;
   OSPREY_RETURN_IF_ERROR(check_bias(ctx, 8, d.M, DType::kFloat32));
   const std::string act = ctx.attr_string("activation", "");
   const std::vector<float> params = ctx.attr_floats("activation_params");
