@@ -1,4 +1,4 @@
-// QuantizeLinear and DequantizeLinear on the vectorized row kernels against the reference
+// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear on the vectorized row kernels against the reference
 // kernels, which must agree bit for bit: every ISA variant this CPU can run, values on and
 // next to the rounding ties, saturation, NaN and infinities, uint8 and int8, per tensor and per
 // axis, one and two threads, and the forms handed to the reference.
@@ -173,6 +173,42 @@ TEST(CpuQuantize, BadParametersGetTheReferencesErrors) {
 
 namespace osprey::testing {
 namespace {
+
+// DynamicQuantizeLinear: the range over every chunk and thread, then the same quantization.
+TEST(CpuQuantize, DynamicQuantizeLinearMatchesTheReferenceBitForBit) {
+  static ThreadPool pool2(2);
+  std::vector<std::pair<std::string, Tensor>> inputs;
+  for (int64_t n : {1, 15, 16, 33, 8191, 8192, 8193, 50000}) {
+    Tensor r = random_tensor({n}, static_cast<uint32_t>(n));
+    if (n > 40000)
+      for (int64_t i = 0; i < n; ++i) r.data<float>()[i] = r.data<float>()[i] * 0.01f + (i == 45000 ? 9.0f : 0.0f);
+    inputs.emplace_back("random " + std::to_string(n), r);
+  }
+  inputs.emplace_back("awkward (NaN, infinities)", awkward_floats(20000, 0.05f, 7));
+  inputs.emplace_back("zeros", Tensor(DType::kFloat32, {2, 300}));
+  Tensor pos = random_tensor({3, 4, 700}, 8);
+  for (int64_t i = 0; i < pos.numel(); ++i) pos.data<float>()[i] = std::fabs(pos.data<float>()[i]) + 1.0f;
+  inputs.emplace_back("all positive", pos);
+  Tensor nan_only(DType::kFloat32, {40});
+  for (int64_t i = 0; i < 40; ++i) nan_only.data<float>()[i] = i % 2 ? std::nanf("") : -2.0f;
+  inputs.emplace_back("negatives and NaN", nan_only);
+  NodeRunner ref("DynamicQuantizeLinear", "", 11, {}, Device::ref);
+  NodeRunner cpu("DynamicQuantizeLinear", "", 11, {}, Device::cpu);
+  ASSERT_TRUE(cpu.found());
+  for (const auto& [name, x] : inputs) {
+    SCOPED_TRACE(name);
+    auto want = ref.run_outputs({x}, 3);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+      auto got = cpu.run_outputs({x}, 3, pool);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      ASSERT_EQ((*got)[0].shape(), x.shape());
+      EXPECT_EQ(std::memcmp((*got)[0].raw_data(), (*want)[0].raw_data(), (*want)[0].nbytes()), 0);
+      EXPECT_EQ((*got)[1].data<float>()[0], (*want)[1].data<float>()[0]);
+      EXPECT_EQ((*got)[2].data<uint8_t>()[0], (*want)[2].data<uint8_t>()[0]);
+    }
+  }
+}
 
 TEST(CpuQuantize, QLinearAddMatchesTheReferenceBitForBit) {
   static ThreadPool pool2(2);

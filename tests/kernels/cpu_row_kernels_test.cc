@@ -346,5 +346,75 @@ TEST(CpuRowKernels, SigmoidKernelMatchesReferenceOnThreads) {
   }
 }
 
+TEST(CpuRowKernels, GeluMatchesADoubleOracleOnEveryIsa) {
+  // Both forms; both signs, around 0, the negative tail (down to where the result underflows),
+  // large magnitudes, infinities, NaN; lengths with every tail of a vector.
+  std::vector<float> x;
+  for (int i = 0; i < 997; ++i) x.push_back(-14.0f + 0.0291f * static_cast<float>(i));
+  for (float v : {0.0f, -0.0f, 1e-8f, -1e-8f, 1e-30f, -20.0f, 30.0f, 1e30f, -1e30f}) x.push_back(v);
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  for (bool tanh_form : {false, true})
+    for (VectorIsa isa : runnable_isas())
+      for (size_t n : {size_t{1}, size_t{15}, size_t{33}, x.size()}) {
+        SCOPED_TRACE(std::string(cpu::vector_isa_name(isa)) + " n=" + std::to_string(n) +
+                     (tanh_form ? " tanh" : " erf"));
+        std::vector<float> y(n, -1.0f);
+        cpu::gelu(isa, x.data() + (x.size() - n), y.data(), static_cast<int64_t>(n), tanh_form);
+        for (size_t k = 0; k < n; ++k) {
+          const double v = x[x.size() - n + k];
+          if (std::isnan(v)) {
+            EXPECT_TRUE(std::isnan(y[k]));
+            continue;
+          }
+          // 1 + erf(z) as erfc(-z), and 1 + tanh(u) as 2 / (1 + e^-2u): no cancellation.
+          const double u = 0.7978845608028654 * (v + 0.044715 * v * v * v);
+          const double want = tanh_form ? (std::isinf(v) ? v : v / (1.0 + std::exp(-2.0 * u)))
+                                        : 0.5 * v * std::erfc(-v * 0.7071067811865476);
+          if (std::isinf(v)) {
+            EXPECT_EQ(y[k], v);
+            continue;
+          }
+          // In the negative tail the exponential carries the float rounding of its argument
+          // (z^2, or 2|u|): a relative error that grows with it.
+          const double arg = tanh_form ? 2.0 * std::fabs(u) : 0.5 * v * v;
+          const double tol = 8e-7 + 3e-7 * arg;
+          EXPECT_NEAR(y[k], want, tol * std::fabs(want) + 1e-37) << "x = " << v;
+        }
+      }
+  // -inf: NaN in the erf form (-inf * 0), as the reference's std::erf gives.
+  const float ninf = -std::numeric_limits<float>::infinity();
+  float y = 0;
+  cpu::gelu(cpu::best_vector_isa(), &ninf, &y, 1, false);
+  EXPECT_TRUE(std::isnan(y));
+}
+
+TEST(CpuRowKernels, GeluKernelMatchesReferenceOnFormsAndThreads) {
+  static ThreadPool pool2(2);
+  for (const char* approx : {"none", "tanh"}) {
+    const Attrs attrs = {{"approximate", string_attr(approx)}};
+    NodeRunner ref("Gelu", "com.osprey", 1, attrs, Device::ref);
+    NodeRunner cpu("Gelu", "com.osprey", 1, attrs, Device::cpu);
+    ASSERT_TRUE(cpu.found());
+    for (const Shape& s : {Shape{1, 128, 1536}, Shape{3}, Shape{}, Shape{0, 5}, Shape{2, 4097}}) {
+      SCOPED_TRACE(std::string(approx) + " " + shape_to_string(s));
+      Tensor x = random_tensor(s, 9);
+      for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] *= 4.0f;
+      auto want = ref.run({x});
+      ASSERT_TRUE(want.ok());
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+        auto got = cpu.run({x}, pool);
+        ASSERT_TRUE(got.ok()) << got.status().to_string();
+        expect_close(*got, *want, 1e-6);
+      }
+    }
+  }
+  // A bad form is the reference's error, naming the attribute.
+  NodeRunner cpu("Gelu", "com.osprey", 1, {{"approximate", string_attr("fast")}}, Device::cpu);
+  auto r = cpu.run({random_tensor({4}, 1)});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().to_string().find("approximate"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace osprey::testing

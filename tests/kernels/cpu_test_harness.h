@@ -57,6 +57,14 @@ class NodeRunner {
   KernelState* state() const { return state_.get(); }
 
   Result<Tensor> run(const std::vector<Tensor>& inputs, ThreadPool* pool = nullptr) const {
+    auto outs = run_outputs(inputs, 1, pool);
+    if (!outs.ok()) return outs.status();
+    return (*outs)[0];
+  }
+
+  // Runs the node with `num_outputs` outputs and returns them all.
+  Result<std::vector<Tensor>> run_outputs(const std::vector<Tensor>& inputs, int num_outputs,
+                                          ThreadPool* pool = nullptr) const {
     if (!kernel_) return not_found("no kernel for ", node_.op_type);
     ir::Node node = node_;
     node.inputs.clear();
@@ -68,13 +76,17 @@ class NodeRunner {
       node.inputs.push_back(inputs[i].defined() ? static_cast<int>(i) : ir::kNoValue);
       ptrs.push_back(inputs[i].defined() ? &vals[i] : nullptr);
     }
-    std::vector<Value> outs(1);
+    node.outputs.clear();
+    for (int i = 0; i < num_outputs; ++i) node.outputs.push_back(i);
+    std::vector<Value> outs(static_cast<size_t>(num_outputs));
     KernelContext ctx(node, std::move(ptrs), &outs, kDefaultMaxElements, nullptr, pool);
     ctx.set_state(state_.get());
     Status s = kernel_->fn(ctx);
     if (!ctx.attribute_error().empty()) return invalid_argument(ctx.attribute_error());
     if (!s.ok()) return s;
-    return outs[0].tensor;
+    std::vector<Tensor> r;
+    for (const Value& v : outs) r.push_back(v.tensor);
+    return r;
   }
 
  private:

@@ -1,4 +1,5 @@
-// What the oneDNN convolution kernel (conv_dnnl.cc) tells beyond its entry points in cpu.inc.
+// What the oneDNN convolution and int8 kernels (conv_dnnl.cc, qconv_dnnl.cc,
+// matmul_integer_dnnl.cc) tell beyond their entry points in cpu.inc.
 #pragma once
 
 #include <cstdint>
@@ -21,5 +22,8 @@ int64_t winograd_convolutions_built();
 // int8 convolution primitives (com.osprey QLinearConv, qconv_dnnl.cc) built since the process
 // started (tests: whether a node ran on oneDNN rather than the reference).
 int64_t int8_convolutions_built();
+
+// int8 matmul primitives (MatMulInteger, matmul_integer_dnnl.cc) built since the process started.
+int64_t int8_matmuls_built();
 
 }  // namespace osprey::cpu

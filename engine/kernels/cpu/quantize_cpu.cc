@@ -1,5 +1,6 @@
-// QuantizeLinear (float32 -> uint8/int8), DequantizeLinear (uint8/int8 -> float32) and
-// com.osprey QLinearAdd (a QDQ model's residual sums, fused by qdq_add_fusion) on the
+// QuantizeLinear (float32 -> uint8/int8), DequantizeLinear (uint8/int8 -> float32),
+// DynamicQuantizeLinear and com.osprey QLinearAdd (a QDQ model's residual sums, fused by
+// qdq_add_fusion) on the
 // vectorized row kernels (row_kernels.h), split across the session's threads. A model
 // quantized in the QDQ format (onnxruntime's quantize_static) puts one of each around every
 // convolution: on the reference's element loop they took three quarters of a quantized
@@ -7,6 +8,9 @@
 // blocks of at least 16 contiguous elements; other forms (per-axis along the last axis, the
 // block_size and output_dtype attributes of later opsets, int32 input) go to the reference,
 // which is the oracle of the tests and gives the same bits.
+#include <algorithm>
+#include <cmath>
+
 #include "kernels/cpu/row_kernels.h"
 #include "kernels/reference/nn_util.h"
 
@@ -100,6 +104,51 @@ Status dequantize_linear(KernelContext& ctx) {
   float* yp = y.data<float>();
   for_blocks(ctx, p, x.numel(), [&](int64_t first, int64_t len, int64_t k) {
     dequantize_row(isa, xp + first, yp + first, len, p.scale[k], p.zp[static_cast<size_t>(k)], is_signed);
+  });
+  return Status::Ok();
+}
+
+// DynamicQuantizeLinear: the range (min_max_row per chunk, then over the chunks), then
+// quantize_row with its scale and zero point, computed as the reference computes them; the
+// same bits. A dynamically quantized model (onnxruntime's quantize_dynamic) puts one before
+// every MatMulInteger.
+Status dynamic_quantize_linear(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (!ctx.input_value(0).is_tensor() || x.dtype() != DType::kFloat32) return ref::dynamic_quantize_linear(ctx);
+  const int64_t n = x.numel(), chunks = (n + kChunk - 1) / kChunk;
+  const VectorIsa isa = best_vector_isa();
+  const float* xp = x.data<float>();
+  // Each chunk's bounds: on the stack up to kStackChunks chunks (no heap on the run path).
+  constexpr int64_t kStackChunks = 256;
+  float stack_bounds[2 * kStackChunks];
+  std::vector<float> heap_bounds(chunks > kStackChunks ? static_cast<size_t>(2 * chunks) : 0);
+  float* lows = chunks > kStackChunks ? heap_bounds.data() : stack_bounds;
+  float* highs = lows + chunks;
+  ctx.parallel_for(chunks, kChunk * 2, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c)
+      min_max_row(isa, xp + c * kChunk, std::min(kChunk, n - c * kChunk), lows + c, highs + c);
+  });
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t c = 0; c < chunks; ++c) {
+    lo = std::min(lo, lows[c]);
+    hi = std::max(hi, highs[c]);
+  }
+  const float scale = (hi - lo) / 255.0f;
+  uint8_t zp = 0;
+  if (scale > 0 && std::isfinite(scale)) zp = ref::saturate_round<uint8_t>(std::nearbyint(-lo / scale));
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kUInt8, x.shape()));
+  OSPREY_ASSIGN_OR_RETURN(Tensor ys, ctx.new_output(1, DType::kFloat32, {}));
+  OSPREY_ASSIGN_OR_RETURN(Tensor yz, ctx.new_output(2, DType::kUInt8, {}));
+  *ys.data<float>() = scale;
+  *yz.data<uint8_t>() = zp;
+  auto* yp = static_cast<uint8_t*>(y.raw_data());
+  if (!(scale > 0)) {  // all zeros (or NaN): every element quantizes to 0, as the reference
+    std::fill(yp, yp + n, uint8_t{0});
+    return Status::Ok();
+  }
+  ctx.parallel_for(chunks, kChunk * 2, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c)
+      quantize_row(isa, xp + c * kChunk, yp + c * kChunk, std::min(kChunk, n - c * kChunk), scale, zp, false);
   });
   return Status::Ok();
 }

@@ -171,6 +171,56 @@ OSPREY_INLINE void sigmoid_impl(const float* x, float* y, int64_t n) {
   for (; k < n; ++k) y[k] = sigmoid_of<float, int32_t>(x[k]);
 }
 
+// Gelu's erf form, 0.5 x (1 + erf(x / sqrt 2)), on every lane, through erfc(|z|) (z = x /
+// sqrt 2) as Numerical Recipes' erfcc gives it: t e^(-z^2 + P(t)), t = 1 / (1 + |z| / 2), P a
+// degree-9 polynomial, within 1.2e-7 relative everywhere. 1 + erf(z) is 2 - erfc(|z|) for
+// z >= 0 and erfc(|z|) below, so the negative tail keeps its relative accuracy (no 1 - erf
+// cancellation). The exponent (-z^2 + P(t) <= 3e-8) is clamped to 0. NaN stays NaN; -inf gives
+// NaN (-inf * 0), as the reference's std::erf.
+template <class F, class I>
+OSPREY_INLINE F gelu_erf_of(F x) {
+  const F z = x * 0.70710678118654752f;
+  const F a = z < 0.0f ? -z : z;
+  const F t = 1.0f / (a * 0.5f + 1.0f);
+  F p = splat<F>(0.17087277f);
+  p = p * t - 0.82215223f;
+  p = p * t + 1.48851587f;
+  p = p * t - 1.13520398f;
+  p = p * t + 0.27886807f;
+  p = p * t - 0.18628806f;
+  p = p * t + 0.09678418f;
+  p = p * t + 0.37409196f;
+  p = p * t + 1.00002368f;
+  p = p * t - 1.26551223f;
+  F arg = p - a * a;
+  arg = arg > 0.0f ? F{} : arg;
+  const F erfc = t * exp_nonpositive<F, I>(arg);
+  return x * 0.5f * (z < 0.0f ? erfc : 2.0f - erfc);
+}
+
+// Gelu's tanh form, 0.5 x (1 + tanh(u)), u = sqrt(2 / pi) (x + 0.044715 x^3): 1 + tanh(u) is
+// 2 sigmoid(2u), from e = e^(-2|u|) as sigmoid_of.
+template <class F, class I>
+OSPREY_INLINE F gelu_tanh_of(F x) {
+  const F u = (x + x * x * x * 0.044715f) * 0.79788456080286535588f;
+  const F e = exp_nonpositive<F, I>(u < 0.0f ? u * 2.0f : u * -2.0f);
+  const F r = 1.0f / (e + 1.0f);
+  return x * (u < 0.0f ? e * r : r);
+}
+
+template <class F, class I>
+OSPREY_INLINE void gelu_impl(const float* x, float* y, int64_t n, bool tanh_form) {
+  constexpr int W = kWidth<F>;
+  int64_t k = 0;
+  if (tanh_form) {
+    for (; k + W <= n; k += W) store<F>(y + k, gelu_tanh_of<F, I>(load<F>(x + k)));
+    for (; k < n; ++k) y[k] = gelu_tanh_of<float, int32_t>(x[k]);
+  } else {
+    for (; k + W <= n; k += W) store<F>(y + k, gelu_erf_of<F, I>(load<F>(x + k)));
+    for (; k < n; ++k) y[k] = gelu_erf_of<float, int32_t>(x[k]);
+  }
+}
+
 // W one-byte values (uint8 or int8, T) at p as W int32 lanes (I), and back. Written as element
 // loops through an int32 array, which GCC's SLP vectorizer turns into vpmovzx / vpack
 // sequences; a __builtin_convertvector from a byte vector was lowered one element at a time.
@@ -231,6 +281,33 @@ OSPREY_INLINE void dequantize_impl(const Q* x, float* y, int64_t n, float scale,
     store<F>(y + k, __builtin_convertvector(load_bytes<I>(x + k) - zp, F) * scale);
   }
   for (; k < n; ++k) y[k] = static_cast<float>(static_cast<int32_t>(x[k]) - zp) * scale;
+}
+
+// The least and greatest of 0 and n floats, NaNs skipped (a comparison with NaN is false, so
+// the running bound stays), as DynamicQuantizeLinear's reference.
+template <class F>
+OSPREY_INLINE void min_max_impl(const float* x, int64_t n, float* lo_out, float* hi_out) {
+  constexpr int W = kWidth<F>;
+  F lo[2] = {}, hi[2] = {};
+  int64_t k = 0;
+  for (; k + 2 * W <= n; k += 2 * W)
+    for (int j = 0; j < 2; ++j) {
+      const F v = load<F>(x + k + j * W);
+      lo[j] = v < lo[j] ? v : lo[j];
+      hi[j] = v > hi[j] ? v : hi[j];
+    }
+  float l = 0, h = 0;
+  for (int j = 0; j < 2; ++j)
+    for (int i = 0; i < W; ++i) {
+      l = lo[j][i] < l ? lo[j][i] : l;
+      h = hi[j][i] > h ? hi[j][i] : h;
+    }
+  for (; k < n; ++k) {
+    l = x[k] < l ? x[k] : l;
+    h = x[k] > h ? x[k] : h;
+  }
+  *lo_out = l;
+  *hi_out = h;
 }
 
 // QLinearAdd's arithmetic (the QDQ graph's DequantizeLinear x 2 -> Add [-> Relu] ->
@@ -528,6 +605,18 @@ struct SigmoidKernel {
     sigmoid_impl<F, I>(a...);
   }
 };
+struct GeluKernel {
+  template <class F, class I>
+  OSPREY_INLINE static void run(const float* x, float* y, int64_t n, bool tanh_form) {
+    gelu_impl<F, I>(x, y, n, tanh_form);
+  }
+};
+struct MinMaxKernel {
+  template <class F, class I>
+  OSPREY_INLINE static void run(const float* x, int64_t n, float* lo, float* hi) {
+    min_max_impl<F>(x, n, lo, hi);
+  }
+};
 struct QuantizeKernel {
   template <class F, class I, class Q>
   OSPREY_INLINE static void run(const float* x, Q* y, int64_t n, float scale, int32_t zp) {
@@ -623,6 +712,14 @@ void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float*
 
 void sigmoid(VectorIsa isa, const float* x, float* y, int64_t n) {
   dispatch<SigmoidKernel>(isa, x, y, n);
+}
+
+void gelu(VectorIsa isa, const float* x, float* y, int64_t n, bool tanh_form) {
+  dispatch<GeluKernel>(isa, x, y, n, tanh_form);
+}
+
+void min_max_row(VectorIsa isa, const float* x, int64_t n, float* lo, float* hi) {
+  dispatch<MinMaxKernel>(isa, x, n, lo, hi);
 }
 
 void quantize_row(VectorIsa isa, const float* x, void* y, int64_t n, float scale, int32_t zp,

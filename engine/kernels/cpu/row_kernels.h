@@ -38,6 +38,15 @@ void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float*
 // reference's; 0 below -87, NaN stays NaN). x and y may be the same array.
 void sigmoid(VectorIsa isa, const float* x, float* y, int64_t n);
 
+// Gelu (com.osprey): y[k] = 0.5 x (1 + erf(x / sqrt 2)), or with tanh_form the tanh
+// approximation 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), within a few 1e-7 relative
+// of the reference's (erf through a rational erfc within 1.2e-7, exp as softmax_rows').
+// x and y may be the same array.
+void gelu(VectorIsa isa, const float* x, float* y, int64_t n, bool tanh_form);
+
+// *lo = min(0, x[0..n)), *hi = max(0, x[0..n)), NaNs skipped (DynamicQuantizeLinear's range).
+void min_max_row(VectorIsa isa, const float* x, int64_t n, float* lo, float* hi);
+
 // QuantizeLinear with one scale and zero point over n floats: y[k] = round_half_even(x[k] /
 // scale) + zp, saturated to uint8 (int8 when is_signed); NaN gives 0. Bit for bit the
 // reference's result (the same float division and rounding).

@@ -17,6 +17,8 @@ namespace osprey::ref {
 
 // The reference Sigmoid (unary.cc): the CPU kernel hands it what it does not take.
 Status unary_sigmoid(KernelContext& ctx);
+// com.osprey Gelu (fused.cc), the CPU kernel's oracle and fallback.
+Status gelu(KernelContext& ctx);
 
 template <class T>
 inline constexpr bool is_half_v = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;

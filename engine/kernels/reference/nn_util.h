@@ -127,8 +127,11 @@ inline Status window_from_attrs(const KernelContext& ctx, bool ceil_mode, Window
 // for the forms they leave.
 Status quantize_linear(KernelContext& ctx);
 Status dequantize_linear(KernelContext& ctx);
+Status dynamic_quantize_linear(KernelContext& ctx);
 // com.osprey QLinearConv (conv.cc), the CPU kernel's oracle and its fallback.
 Status fused_qlinear_conv(KernelContext& ctx);
+// MatMulInteger (gemm.cc), the CPU kernel's oracle and its fallback.
+Status matmul_integer(KernelContext& ctx);
 // com.osprey QLinearAdd (quantize.cc).
 Status qlinear_add(KernelContext& ctx);
 

@@ -1,0 +1,122 @@
+// MatMulInteger on oneDNN's int8 matmul against the reference kernel: the int32 sums are
+// exact, so the results must be equal bit for bit. uint8 and int8 A, per-tensor a_zero_point
+// (absent, 0, mid-range, negative), batched A, awkward K and N, b_zero_point of zeros, one and
+// two threads; forms the primitive does not take (a non-zero b_zero_point, B not a constant,
+// per-row a_zero_point) run on the reference.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "cpu_test_harness.h"
+#include "kernels/cpu/conv_dnnl.h"
+#include "kernels/cpu/cpu_capabilities.h"
+
+namespace osprey::testing {
+namespace {
+
+Tensor random_bytes(DType t, Shape shape, uint32_t seed) {
+  Tensor r(t, std::move(shape));
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> d(t == DType::kInt8 ? -128 : 0, t == DType::kInt8 ? 127 : 255);
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    const int v = d(gen);
+    if (t == DType::kInt8) r.data<int8_t>()[i] = static_cast<int8_t>(v);
+    else r.data<uint8_t>()[i] = static_cast<uint8_t>(v);
+  }
+  return r;
+}
+
+Tensor byte_scalar(DType t, int v) {
+  return t == DType::kInt8 ? vec<int8_t>({static_cast<int8_t>(v)}) : vec<uint8_t>({static_cast<uint8_t>(v)});
+}
+
+bool int32_equal(const Tensor& a, const Tensor& b) {
+  return a.dtype() == DType::kInt32 && b.dtype() == DType::kInt32 && a.shape() == b.shape() &&
+         std::equal(a.data<int32_t>(), a.data<int32_t>() + a.numel(), b.data<int32_t>());
+}
+
+struct Case {
+  Shape a;
+  int64_t N;
+  DType at;
+  int a_zp;  // -1000: no a_zero_point input
+  bool b_zero_input;
+};
+
+TEST(CpuMatMulInteger, EqualsTheReference) {
+  static ThreadPool pool2(2);
+  const std::vector<Case> cases = {
+      {{128, 384}, 1536, DType::kUInt8, 131, false},  // a transformer's feed-forward layer
+      {{1, 7, 37}, 19, DType::kUInt8, 0, true},       // awkward K and N
+      {{2, 3, 64}, 48, DType::kUInt8, 255, false},    // batch dims fold into the rows
+      {{5, 16}, 3, DType::kInt8, -5, false},
+      {{4, 33}, 65, DType::kInt8, -1000, false},
+      {{1, 768}, 768, DType::kUInt8, -1000, true},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE("A " + shape_to_string(c.a) + " N " + std::to_string(c.N) + " zp " + std::to_string(c.a_zp));
+    const int64_t K = c.a.back();
+    const Tensor a = random_bytes(c.at, c.a, 1);
+    const Tensor b = random_bytes(DType::kInt8, {K, c.N}, 2);
+    std::vector<Tensor> in = {a, b, c.a_zp == -1000 ? Tensor() : byte_scalar(c.at, c.a_zp),
+                              c.b_zero_input ? vec<int8_t>(std::vector<int8_t>(static_cast<size_t>(c.N), 0)) : Tensor()};
+    std::vector<Tensor> constants = {Tensor(), b, Tensor(), in[3]};
+    NodeRunner ref("MatMulInteger", "", 10, {}, Device::ref, {}, c.at);
+    auto want = ref.run(in);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+      NodeRunner cpu("MatMulInteger", "", 10, {}, Device::cpu, constants, c.at);
+      ASSERT_TRUE(cpu.found());
+      ASSERT_TRUE(cpu.prepare_status().ok()) << cpu.prepare_status().to_string();
+      const int64_t before = cpu::int8_matmuls_built();
+      for (int rep = 0; rep < 2; ++rep) {  // the second run reuses the cached primitive
+        auto got = cpu.run(in, pool);
+        ASSERT_TRUE(got.ok()) << got.status().to_string();
+        EXPECT_TRUE(int32_equal(*got, *want));
+      }
+      if (cpu::int8_vnni_available())
+        EXPECT_EQ(cpu::int8_matmuls_built(), before + 1) << "the int8 primitive did not run once";
+      else
+        EXPECT_EQ(cpu::int8_matmuls_built(), before);
+    }
+  }
+}
+
+TEST(CpuMatMulInteger, FormsThePrimitiveDoesNotTakeRunOnTheReference) {
+  const Tensor a = random_bytes(DType::kUInt8, {6, 20}, 3);
+  const Tensor b = random_bytes(DType::kInt8, {20, 9}, 4);
+  const Tensor a_zp = byte_scalar(DType::kUInt8, 77);
+  NodeRunner ref("MatMulInteger", "", 10, {}, Device::ref, {}, DType::kUInt8);
+  struct Form {
+    const char* what;
+    std::vector<Tensor> in, constants;
+  };
+  std::vector<int8_t> bz(9, 0);
+  bz[4] = 3;
+  std::vector<uint8_t> per_row(6, 10);
+  per_row[2] = 200;
+  const std::vector<Form> forms = {
+      {"non-zero b_zero_point", {a, b, a_zp, vec<int8_t>(bz)}, {Tensor(), b, Tensor(), vec<int8_t>(bz)}},
+      {"B not a constant", {a, b, a_zp}, {}},
+      {"per-row a_zero_point", {a, b, vec<uint8_t>(per_row)}, {Tensor(), b}},
+  };
+  for (const auto& f : forms) {
+    SCOPED_TRACE(f.what);
+    auto want = ref.run(f.in);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    NodeRunner cpu("MatMulInteger", "", 10, {}, Device::cpu, f.constants, DType::kUInt8);
+    const int64_t before = cpu::int8_matmuls_built();
+    auto got = cpu.run(f.in);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_TRUE(int32_equal(*got, *want));
+    EXPECT_EQ(cpu::int8_matmuls_built(), before);
+  }
+  // A mismatched inner dimension is an error naming the operands, on the fast path's node too.
+  NodeRunner cpu("MatMulInteger", "", 10, {}, Device::cpu, {Tensor(), b}, DType::kUInt8);
+  auto r = cpu.run({random_bytes(DType::kUInt8, {6, 21}, 5), b, a_zp});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().to_string().find("21"), std::string::npos) << r.status().to_string();
+}
+
+}  // namespace
+}  // namespace osprey::testing
