@@ -211,6 +211,10 @@ DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers,
                                                          : DType::kUndefined;
     }
     if (n.op_type == "Shape" && n.domain.empty()) return DType::kInt64;
+    if (is_op(n, "MatMulInteger")) return DType::kInt32;
+    if (is_op(n, "DynamicQuantizeLinear"))  // y uint8, y_scale float32, y_zero_point uint8
+      return n.outputs.size() > 1 && id == n.outputs[1] ? DType::kFloat32 : DType::kUInt8;
+    if (n.domain == "com.osprey" && n.op_type == "MatMulIntegerToFloat") return DType::kFloat32;
     if (is_op(n, "DequantizeLinear")) {  // the scale's type
       id = input_at(n, 1);
       continue;

@@ -115,6 +115,9 @@ class Inference {
     const std::string& op = n.op_type;
     const bool onnx = n.domain.empty(), ours = n.domain == "com.osprey";
     if (!onnx && !ours) return;
+    if (onnx && op == "DynamicQuantizeLinear")  // y_scale and y_zero_point are scalars
+      for (size_t i = 1; i < n.outputs.size() && i < 3; ++i)
+        if (n.outputs[i] != ir::kNoValue) set_shape(n.outputs[i], {});
     if (kSameShape.count(op)) {
       if (known(in(n, 0))) set_shape(y, shape(in(n, 0)));
       // Shape values keep their contents through Cast to int64, and to int32 (PaddlePaddle's
@@ -145,6 +148,8 @@ class Inference {
       set_shape(y, std::move(s));
     } else if (op == "MatMul" || op == "FusedMatMul") {
       matmul(n, y, ours);
+    } else if ((onnx && op == "MatMulInteger") || (ours && op == "MatMulIntegerToFloat")) {
+      matmul(n, y, false);
     } else if (onnx && op == "Gemm") {
       if (!known(in(n, 0)) || !known(in(n, 1))) return;
       const SymShape &a = shape(in(n, 0)), &b = shape(in(n, 1));

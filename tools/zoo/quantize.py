@@ -6,6 +6,11 @@ images), then drops the initializers no node reads any more (the Clip bounds the
 folds into the quantization), so that onnxruntime does not warn about them.
 
     .venv/bin/python tools/zoo/quantize.py models/mobilenetv2.onnx /tmp/mobilenetv2_int8.onnx
+
+With --dynamic it quantizes a transformer as onnxruntime's quantize_dynamic does (int8 weights,
+activations quantized at run time; no calibration):
+
+    .venv/bin/python tools/zoo/quantize.py --dynamic models/bert_base.onnx /tmp/bert_base_int8.onnx
 """
 
 import argparse
@@ -57,13 +62,27 @@ def quantize_qdq(source, dest, input_name="input"):
     drop_unused_initializers(dest)
 
 
+def quantize_dynamic_int8(source, dest):
+    """Dynamic quantization, as onnxruntime's quantize_dynamic makes it for transformers: int8
+    weights (per tensor, symmetric) for every MatMul with constant weights, each activation
+    quantized at run time by a DynamicQuantizeLinear, then MatMulInteger and a float rescale."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(source), str(dest), weight_type=QuantType.QInt8)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("source", type=Path)
     ap.add_argument("dest", type=Path)
     ap.add_argument("--input", default="input", help="the image input's name (default: input)")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="dynamic quantization (quantize_dynamic: transformers) instead of QDQ")
     args = ap.parse_args()
-    quantize_qdq(args.source, args.dest, args.input)
+    if args.dynamic:
+        quantize_dynamic_int8(args.source, args.dest)
+    else:
+        quantize_qdq(args.source, args.dest, args.input)
     print(f"wrote {args.dest}")
 
 

@@ -196,6 +196,10 @@ CASES = {
         "b1_s40": lambda: random_tokens("minilm", 1, 40),
         "sentences_padded": sentence_tokens,
     },
+    "minilm_int8": {
+        "sentences_padded": sentence_tokens,
+        "b1_s40": lambda: random_tokens("minilm", 1, 40),
+    },
     "ppocr_det": {
         "text_192x448": lambda: det_batch(DET_TEXT, 192, 448),
         "text_320x256": lambda: det_batch(("Fast", "inference", "engine 42"), 320, 256),
@@ -212,10 +216,10 @@ CASES = {
 }
 
 
-# Models quantized to int8 (QDQ format): their outputs move by a quantization step wherever a
+# Models quantized to int8 (QDQ format, or dynamically): their outputs move by a quantization step wherever a
 # value lands within float rounding of a rounding boundary, so they are checked against
 # onnxruntime with bounds of their own (tests/zoo/test_zoo_int8.py), not the float ones.
-QUANTIZED = {"efficientnet_lite0_int8"}
+QUANTIZED = {"efficientnet_lite0_int8", "minilm_int8"}
 
 
 def cases(model):

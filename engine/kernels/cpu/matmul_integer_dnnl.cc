@@ -1,9 +1,15 @@
-// MatMulInteger (ONNX, opset 10+) on oneDNN's int8 matmul: uint8 or int8 A with a per-tensor
+// MatMulInteger (ONNX, opset 10+) and com.osprey MatMulIntegerToFloat (MatMulInteger -> Cast ->
+// Mul(scale) [-> Add(bias)], fused by matmul_integer_fusion) on oneDNN's int8 matmul: uint8 or
+// int8 A with a per-tensor
 // a_zero_point given at run time (the DynamicQuantizeLinear output that dynamically quantized
 // models feed it), a constant int8 B of rank 2 (a linear layer's weights, packed once per shape)
 // with zero points of 0 (the symmetric weights quantizers emit), int32 accumulation with
 // AVX512-VNNI / AVX-VNNI. A's batch dims fold into the product's rows. The sums are exact, so
-// the results are the reference's bit for bit.
+// MatMulInteger's results are the reference's bit for bit. MatMulIntegerToFloat writes float32:
+// the int32 sums converted to float, times the scale (a run-time value, or one per column: the
+// model computes it from A's dynamic scale) as a binary-multiply post-op, plus the constant
+// bias as a binary-add one: the reference's operations in its order (a run-time output scale
+// instead would move oneDNN 2.6 from its brgemm kernels to a slower gemm one).
 // Other forms (B not constant, not int8 or not 2-D; non-zero b_zero_point; per-row a_zero_point)
 // run on the reference (gemm.cc), as does every node where oneDNN has no VNNI (its int8 kernels
 // then sum pairs of products in saturating int16, wrong for full-range values) or cannot create
@@ -24,13 +30,15 @@ std::atomic<int64_t> g_int8_matmuls_built{0};
 
 struct MatMulIntegerEntry {
   dnnl::matmul prim;
-  memory::desc a_md, y_md, zp_md, scratch_md;
+  memory::desc a_md, y_md, zp_md, scale_md, bias_md, scratch_md;
   memory weights;  // B packed for the primitive
 };
 
 struct MatMulIntegerState final : KernelState {
-  bool ready = false;  // false: this node runs on the reference
-  Tensor b;            // int8 [K, N]
+  bool ready = false;     // false: this node runs on the reference
+  bool to_float = false;  // MatMulIntegerToFloat
+  Tensor b;               // int8 [K, N]
+  Tensor bias;            // MatMulIntegerToFloat's constant bias [N], when it has one
   Tensor b_zero;       // b_zero_point when given (zeros), to recognise it at run time
   ShapeCache<MatMulIntegerEntry> cache;
 };
@@ -56,21 +64,42 @@ std::shared_ptr<MatMulIntegerState> make_state(const KernelContext& ctx) {
   } else if (ctx.node().inputs.size() > 3 && ctx.node().inputs[3] != ir::kNoValue) {
     return st;  // b_zero_point comes at run time
   }
+  st->to_float = ctx.node().op_type == "MatMulIntegerToFloat";
+  if (st->to_float && ctx.has_input(5)) {
+    const Tensor& bias = ctx.input(5);
+    if (!ctx.input_value(5).is_tensor() || bias.dtype() != DType::kFloat32 || bias.shape() != Shape{b.dim(1)})
+      return st;
+    st->bias = bias;
+  } else if (st->to_float && ctx.node().inputs.size() > 5 && ctx.node().inputs[5] != ir::kNoValue) {
+    return st;  // the bias comes at run time
+  }
   st->b = b;
   st->ready = true;
   return st;
 }
 
-// The primitive for A of `rows` x K rows (A's batch dims folded) and element type a_type.
+// The primitive for A of `rows` x K rows (A's batch dims folded) and element type a_type;
+// MatMulIntegerToFloat's with `scales` output scales (1, or one per column).
 Result<std::shared_ptr<const MatMulIntegerEntry>> build(const MatMulIntegerState& st, int64_t rows,
-                                                       DType a_type, int threads) {
+                                                       DType a_type, int64_t scales, int threads) {
   const int64_t K = st.b.dim(0), N = st.b.dim(1);
   auto e = std::make_shared<MatMulIntegerEntry>();
   e->a_md = memory::desc({rows, K}, dnnl_type(a_type), memory::format_tag::ab);
-  e->y_md = memory::desc({rows, N}, memory::data_type::s32, memory::format_tag::ab);
+  e->y_md = memory::desc({rows, N}, st.to_float ? memory::data_type::f32 : memory::data_type::s32,
+                         memory::format_tag::ab);
   e->zp_md = memory::desc({1}, memory::data_type::s32, memory::format_tag::a);
   dnnl::primitive_attr attr;
   attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  if (st.to_float) {  // binary post-ops (a run-time output scale would leave brgemm for gemm:jit)
+    e->scale_md = memory::desc({1, scales}, memory::data_type::f32, memory::format_tag::ab);
+    dnnl::post_ops ops;
+    ops.append_binary(dnnl::algorithm::binary_mul, e->scale_md);
+    if (st.bias.defined()) {
+      e->bias_md = memory::desc({1, N}, memory::data_type::f32, memory::format_tag::ab);
+      ops.append_binary(dnnl::algorithm::binary_add, e->bias_md);
+    }
+    attr.set_post_ops(ops);
+  }
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   use_threads(threads);
   const memory::desc b_any({K, N}, memory::data_type::s8, memory::format_tag::any);
@@ -87,10 +116,19 @@ Result<std::shared_ptr<const MatMulIntegerEntry>> build(const MatMulIntegerState
 }
 
 Result<std::shared_ptr<const MatMulIntegerEntry>> entry_for(MatMulIntegerState& st, int64_t rows,
-                                                           DType a_type, int threads) {
+                                                           DType a_type, int64_t scales, int threads) {
   thread_local std::vector<int64_t> key;
-  key.assign({threads, static_cast<int64_t>(a_type), rows});
-  return st.cache.get(key, [&] { return build(st, rows, a_type, threads); });
+  key.assign({threads, static_cast<int64_t>(a_type), rows, scales});
+  return st.cache.get(key, [&] { return build(st, rows, a_type, scales, threads); });
+}
+
+// MatMulIntegerToFloat's scale: float32, one value or one per column (its count), else 0.
+int64_t scale_count(const KernelContext& ctx, int64_t N) {
+  if (!ctx.has_input(4) || !ctx.input_value(4).is_tensor()) return 0;
+  const Tensor& s = ctx.input(4);
+  if (s.dtype() != DType::kFloat32) return 0;
+  if (s.numel() == 1) return 1;
+  return s.rank() == 1 && s.numel() == N ? N : 0;
 }
 
 // a_zero_point as one int32 (absent: 0), or false when it is not a per-tensor value of A's type.
@@ -104,6 +142,10 @@ bool scalar_a_zero_point(const KernelContext& ctx, DType a_type, int32_t* zp) {
   return true;
 }
 
+Status fallback(KernelContext& ctx) {
+  return ctx.node().op_type == "MatMulIntegerToFloat" ? ref::matmul_integer_to_float(ctx) : ref::matmul_integer(ctx);
+}
+
 }  // namespace
 
 int64_t int8_matmuls_built() { return g_int8_matmuls_built.load(std::memory_order_relaxed); }
@@ -114,7 +156,7 @@ Result<std::shared_ptr<KernelState>> prepare_matmul_integer(const KernelContext&
   if (st->ready && ctx.shape_hint(0, &hint) && hint.size() >= 2 && hint.back() == st->b.dim(0)) {
     const int64_t rows = shape_numel(hint) / hint.back();
     auto e = guarded("int8 matmul", [&]() -> Status {
-      return entry_for(*st, rows, DType::kUInt8, kernel_threads(ctx)).status();
+      return entry_for(*st, rows, DType::kUInt8, 1, kernel_threads(ctx)).status();
     });
     if (!e.ok() && e.code() == StatusCode::kUnimplemented) st->ready = false;
   }
@@ -125,37 +167,47 @@ Status matmul_integer(KernelContext& ctx) {
   auto* st = dynamic_cast<MatMulIntegerState*>(ctx.state());
   if (!st || !st->ready || !ctx.has_input(0) || !ctx.input_value(0).is_tensor() ||
       ctx.input(1).raw_data() != st->b.raw_data() ||
-      (ctx.has_input(3) && ctx.input(3).raw_data() != st->b_zero.raw_data()))
-    return ref::matmul_integer(ctx);
+      (ctx.has_input(3) && ctx.input(3).raw_data() != st->b_zero.raw_data()) ||
+      (st->to_float && ctx.has_input(5) != st->bias.defined()) ||
+      (st->bias.defined() && ctx.input(5).raw_data() != st->bias.raw_data()))
+    return fallback(ctx);
   const Tensor& a = ctx.input(0);
   int32_t a_zp = 0;
   const int64_t K = st->b.dim(0), N = st->b.dim(1);
   if (!is_int8(a.dtype()) || a.rank() < 2 || a.shape().back() != K || a.numel() == 0 ||
       !scalar_a_zero_point(ctx, a.dtype(), &a_zp))
-    return ref::matmul_integer(ctx);  // other forms (empty A too), and the reference's errors
+    return fallback(ctx);  // other forms (empty A too), and the reference's errors
+  const int64_t scales = st->to_float ? scale_count(ctx, N) : 1;
+  if (scales == 0) return fallback(ctx);
   const int64_t rows = a.numel() / K;
   const int threads = kernel_threads(ctx);
   std::shared_ptr<const MatMulIntegerEntry> e;
   const Status made = guarded("int8 matmul", [&]() -> Status {
-    auto r = entry_for(*st, rows, a.dtype(), threads);
+    auto r = entry_for(*st, rows, a.dtype(), scales, threads);
     if (r.ok()) e = *r;
     return r.status();
   });
-  if (made.code() == StatusCode::kUnimplemented) return ref::matmul_integer(ctx);
+  if (made.code() == StatusCode::kUnimplemented) return fallback(ctx);
   OSPREY_RETURN_IF_ERROR(made);
   Shape out = a.shape();
   out.back() = N;
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kInt32, out));
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, st->to_float ? DType::kFloat32 : DType::kInt32, out));
   if (y.numel() == 0) return Status::Ok();
   return guarded("int8 matmul", [&]() -> Status {
     use_threads(threads);
-    execute(e->prim,
-            ExecArgs{arg(DNNL_ARG_SRC, e->a_md, a.raw_data()), arg(DNNL_ARG_WEIGHTS, e->weights),
-                     arg(DNNL_ARG_DST, e->y_md, y.raw_data()),
-                     arg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, e->zp_md, &a_zp)},
-            e->scratch_md);
+    ExecArgs args{arg(DNNL_ARG_SRC, e->a_md, a.raw_data()), arg(DNNL_ARG_WEIGHTS, e->weights),
+                  arg(DNNL_ARG_DST, e->y_md, y.raw_data()),
+                  arg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, e->zp_md, &a_zp)};
+    if (st->to_float)
+      args.add(arg(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, e->scale_md, ctx.input(4).raw_data()));
+    if (st->bias.defined())
+      args.add(arg(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1, e->bias_md, st->bias.raw_data()));
+    execute(e->prim, args, e->scratch_md);
     return Status::Ok();
   });
 }
+
+// The same kernel: the state (or, unprepared, the node's op type) says which op it runs.
+Status matmul_integer_to_float(KernelContext& ctx) { return matmul_integer(ctx); }
 
 }  // namespace osprey::cpu

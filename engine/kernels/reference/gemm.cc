@@ -1,4 +1,5 @@
-// Matrix products: Gemm, MatMul, MatMulInteger, QLinearMatMul, all on the shared GEMM core.
+// Matrix products: Gemm, MatMul, MatMulInteger (and com.osprey MatMulIntegerToFloat),
+// QLinearMatMul, all on the shared GEMM core.
 #include <vector>
 
 #include "kernels/reference/common.h"
@@ -222,6 +223,45 @@ Status matmul_integer(KernelContext& ctx) {
   OSPREY_ASSIGN_OR_RETURN(Tensor bi, subtract_zp(ctx, B, 3, false, "b_zero_point"));
   OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output(0, DType::kInt32, s.out));
   if (Y.numel() > 0) matmul_run<int32_t>(s, ai.data<int32_t>(), bi.data<int32_t>(), Y.data<int32_t>(), ctx.pool());
+  return Status::Ok();
+}
+
+// com.osprey MatMulIntegerToFloat(A, B, a_zero_point?, b_zero_point?, scale, bias?) -> float32,
+// made by the matmul_integer_fusion pass from a dynamically quantized model's
+// MatMulInteger -> Cast(float) -> Mul(scale) [-> Add(bias)]: the same operations in the same
+// order, Y = float(MatMulInteger(A, B, a_zero_point, b_zero_point)) * scale (+ bias), with
+// scale one value or one per column (N) and bias one per column.
+Status matmul_integer_to_float(KernelContext& ctx) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(1);
+  OSPREY_RETURN_IF_ERROR(check_int8(A, "input A"));
+  OSPREY_RETURN_IF_ERROR(check_int8(B, "input B"));
+  MatMulShape s;
+  OSPREY_RETURN_IF_ERROR(matmul_shape(A.shape(), B.shape(), &s));
+  if (!ctx.has_input(4)) return invalid_argument("scale (input 4) is missing");
+  const Tensor& scale = ctx.input(4);
+  if (scale.dtype() != DType::kFloat32 || !(scale.numel() == 1 || (scale.rank() == 1 && scale.numel() == s.N)))
+    return invalid_argument("scale has type ", dtype_name(scale.dtype()), " and shape ", shape_to_string(scale.shape()),
+                            "; expected float32 with one value or ", s.N, " (one per column)");
+  const bool has_bias = ctx.has_input(5);
+  if (has_bias && (ctx.input(5).dtype() != DType::kFloat32 || ctx.input(5).shape() != Shape{s.N}))
+    return invalid_argument("bias has type ", dtype_name(ctx.input(5).dtype()), " and shape ",
+                            shape_to_string(ctx.input(5).shape()), "; expected float32 [", s.N, "]");
+  OSPREY_ASSIGN_OR_RETURN(Tensor ai, subtract_zp(ctx, A, 2, true, "a_zero_point"));
+  OSPREY_ASSIGN_OR_RETURN(Tensor bi, subtract_zp(ctx, B, 3, false, "b_zero_point"));
+  OSPREY_ASSIGN_OR_RETURN(Tensor acc, ctx.new_tensor(DType::kInt32, s.out));
+  OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output(0, DType::kFloat32, s.out));
+  if (Y.numel() == 0) return Status::Ok();
+  matmul_run<int32_t>(s, ai.data<int32_t>(), bi.data<int32_t>(), acc.data<int32_t>(), ctx.pool());
+  const float* sc = scale.data<float>();
+  const float* bias = has_bias ? ctx.input(5).data<float>() : nullptr;
+  const bool per_column = scale.numel() > 1;
+  float* y = Y.data<float>();
+  for (int64_t i = 0; i < Y.numel(); ++i) {
+    const int64_t j = i % s.N;
+    const float v = static_cast<float>(acc.data<int32_t>()[i]) * sc[per_column ? j : 0];
+    y[i] = bias ? v + bias[j] : v;
+  }
   return Status::Ok();
 }
 

@@ -132,6 +132,7 @@ Status dynamic_quantize_linear(KernelContext& ctx);
 Status fused_qlinear_conv(KernelContext& ctx);
 // MatMulInteger (gemm.cc), the CPU kernel's oracle and its fallback.
 Status matmul_integer(KernelContext& ctx);
+Status matmul_integer_to_float(KernelContext& ctx);
 // com.osprey QLinearAdd (quantize.cc).
 Status qlinear_add(KernelContext& ctx);
 
