@@ -32,8 +32,8 @@ PassManager PassManager::with_default_passes(PassManagerOptions options) {
   pm.add(make_pad_conv_fold());
   // Level 2: fusions into com.osprey ops. GELU first, so that it can become the activation of
   // a fused product; residual Adds before activations (act(conv + z)).
-  pm.add(make_matmul_integer_fusion());
   pm.add(make_gelu_fusion());
+  pm.add(make_matmul_integer_fusion());
   pm.add(make_layer_norm_fusion());
   pm.add(make_hard_swish_fusion());
   pm.add(make_conv_mul_add_fold());

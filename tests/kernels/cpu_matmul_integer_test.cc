@@ -3,7 +3,8 @@
 // (absent, 0, mid-range, negative), batched A, awkward K and N, b_zero_point of zeros, one and
 // two threads; forms the primitive does not take (a non-zero b_zero_point, B not a constant,
 // per-row a_zero_point) run on the reference. com.osprey MatMulIntegerToFloat (the scale and
-// bias as post-ops: the conversion, the product and the sum in the reference's order) too.
+// bias as post-ops: the conversion, the product and the sum in the reference's order) too;
+// with a Gelu after them (oneDNN's formula), within float rounding.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -125,31 +126,40 @@ TEST(CpuMatMulInteger, ToFloatEqualsTheReference) {
     Shape a;
     int64_t N;
     bool per_column, bias;
+    std::string act;
   };
   const std::vector<ToFloatCase> cases = {
-      {{1, 128, 384}, 1536, false, true}, {{2, 7, 37}, 19, true, true}, {{5, 64}, 48, false, false},
-      {{3, 33}, 65, true, false}};
+      {{1, 128, 384}, 1536, false, true, ""}, {{2, 7, 37}, 19, true, true, ""}, {{5, 64}, 48, false, false, ""},
+      {{3, 33}, 65, true, false, ""}, {{1, 24, 384}, 1536, false, true, "Gelu"}, {{6, 40}, 24, true, true, "GeluTanh"},
+      {{6, 40}, 24, false, true, "Relu"}};
   for (const auto& c : cases) {
     SCOPED_TRACE("A " + shape_to_string(c.a) + " N " + std::to_string(c.N) + (c.per_column ? " per-column" : "") +
-                 (c.bias ? " bias" : ""));
+                 (c.bias ? " bias " : " ") + c.act);
+    Attrs attrs;
+    if (!c.act.empty()) attrs["activation"] = string_attr(c.act);
     const int64_t K = c.a.back();
     const Tensor a = random_bytes(DType::kUInt8, c.a, 11);
     const Tensor b = random_bytes(DType::kInt8, {K, c.N}, 12);
     std::vector<float> sv;
-    for (int64_t j = 0; j < (c.per_column ? c.N : 1); ++j) sv.push_back(3e-4f + 1e-5f * static_cast<float>(j % 13));
+    // Scales that bring the sums to about [-4, 4], where the Gelus bend.
+    for (int64_t j = 0; j < (c.per_column ? c.N : 1); ++j)
+      sv.push_back((3e-5f + 1e-6f * static_cast<float>(j % 13)) * 384.0f / static_cast<float>(K));
     const Tensor bias = c.bias ? random_tensor({c.N}, 13) : Tensor();
     const std::vector<Tensor> in = {a, b, byte_scalar(DType::kUInt8, 119), vec<int8_t>({0}), fvec(sv), bias};
     const std::vector<Tensor> constants = {Tensor(), b, Tensor(), in[3], Tensor(), bias};
-    NodeRunner ref("MatMulIntegerToFloat", "com.osprey", 1, {}, Device::ref, {}, DType::kUInt8);
+    NodeRunner ref("MatMulIntegerToFloat", "com.osprey", 1, attrs, Device::ref, {}, DType::kUInt8);
     auto want = ref.run(in);
     ASSERT_TRUE(want.ok()) << want.status().to_string();
     for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-      NodeRunner cpu("MatMulIntegerToFloat", "com.osprey", 1, {}, Device::cpu, constants, DType::kUInt8);
+      NodeRunner cpu("MatMulIntegerToFloat", "com.osprey", 1, attrs, Device::cpu, constants, DType::kUInt8);
       ASSERT_TRUE(cpu.found());
       const int64_t before = cpu::int8_matmuls_built();
       auto got = cpu.run(in, pool);
       ASSERT_TRUE(got.ok()) << got.status().to_string();
-      EXPECT_TRUE(bit_equal(*got, *want));
+      if (c.act.rfind("Gelu", 0) == 0)  // oneDNN's Gelu formulas: within float rounding
+        expect_close(*got, *want, 2e-6);
+      else
+        EXPECT_TRUE(bit_equal(*got, *want));
       EXPECT_EQ(cpu::int8_matmuls_built(), before + (cpu::int8_vnni_available() ? 1 : 0));
     }
   }
@@ -167,6 +177,11 @@ TEST(CpuMatMulInteger, ToFloatEqualsTheReference) {
   auto bad = cpu.run({a, b, byte_scalar(DType::kUInt8, 3), Tensor(), fvec({0.1f, 0.2f})});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().to_string().find("scale"), std::string::npos) << bad.status().to_string();
+  NodeRunner sig("MatMulIntegerToFloat", "com.osprey", 1, {{"activation", string_attr("Sigmoid")}}, Device::cpu,
+                 {Tensor(), b}, DType::kUInt8);
+  auto unknown = sig.run(in);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().to_string().find("Sigmoid"), std::string::npos) << unknown.status().to_string();
 }
 
 }  // namespace

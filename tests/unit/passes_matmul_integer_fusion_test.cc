@@ -1,7 +1,8 @@
 // matmul_integer_fusion: a dynamically quantized product, MatMulInteger -> Cast(float) ->
 // Mul(scale) [-> Add(bias)], becomes one com.osprey MatMulIntegerToFloat computing the same
-// operations in the same order. Per-tensor and per-column scales, with and without a bias; a
-// non-constant bias stays a separate Add; shared intermediates keep the graph as it is.
+// operations in the same order. Per-tensor and per-column scales, with and without a bias, and
+// an activation after them; a non-constant bias stays a separate Add; shared intermediates keep
+// the graph as it is.
 #include "passes_test_util.h"
 
 namespace osprey::passes::testing {
@@ -23,6 +24,7 @@ struct Form {
   bool bias = true;           // a constant bias [N]
   bool input_bias = false;    // a bias from a graph input (not a constant)
   bool shared_cast = false;   // the Cast's output is also a graph output
+  bool relu = false;          // a Relu after the product
 };
 
 // x [2, 5, K] -> DynamicQuantizeLinear -> MatMulInteger(W int8 [K, N]) -> Cast -> Mul(x_scale *
@@ -49,8 +51,10 @@ ModelBuilder dynamic_product(const Form& f) {
   to->set_i(onnx::TensorProto::FLOAT);
   m.node("Mul", {"xs", "ws"}, {"s"});
   const bool add = f.bias || f.input_bias;
-  m.node("Mul", {"yf", "s"}, {add ? "ys" : "y"});
-  if (add) m.node("Add", {f.input_bias ? "b" : "bias", "ys"}, {"y"});
+  const std::string last = f.relu ? "yr" : "y";
+  m.node("Mul", {"yf", "s"}, {add ? "ys" : last});
+  if (add) m.node("Add", {f.input_bias ? "b" : "bias", "ys"}, {last});
+  if (f.relu) m.node("Relu", {"yr"}, {"y"});
   return m;
 }
 
@@ -76,6 +80,19 @@ TEST(MatMulIntegerFusionTest, DynamicProductsBecomeOneNode) {
       EXPECT_EQ(count_op(*g, "Mul"), 1) << d;  // the scales' product stays
       expect_session_levels_agree(m.bytes(), inputs(f), 2);
     }
+}
+
+TEST(MatMulIntegerFusionTest, AnActivationAfterTheProductJoinsIt) {
+  Form f;
+  f.relu = true;
+  ModelBuilder m = dynamic_product(f);
+  auto g = expect_pass_preserves(m.bytes(), pass_list(make_matmul_integer_fusion()), inputs(f));
+  ASSERT_TRUE(g);
+  const std::string d = dump_graph(*g);
+  EXPECT_EQ(count_op(*g, "com.osprey.MatMulIntegerToFloat"), 1) << d;
+  EXPECT_EQ(count_op(*g, "Relu"), 0) << d;
+  EXPECT_NE(d.find("activation=\"Relu\""), std::string::npos) << d;
+  expect_session_levels_agree(m.bytes(), inputs(f), 2);
 }
 
 TEST(MatMulIntegerFusionTest, NonConstantBiasAndSharedValuesStay) {

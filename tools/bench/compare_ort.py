@@ -50,12 +50,13 @@ def save_inputs(tmp, model, feeds):
 
 
 def pick_case(model):
-    if model in SEQ128:
-        name, make = SEQ128[model]
+    # A quantized copy (the zoo's NAME_int8, or one made by tools/zoo/quantize.py into --zoo)
+    # takes its float model's inputs.
+    base = model.removesuffix("_int8")
+    if base in SEQ128:
+        name, make = SEQ128[base]
         return name, make()
-    # A quantized copy outside the zoo (tools/zoo/quantize.py: NAME_int8.onnx in --zoo) takes
-    # its float model's inputs.
-    key = model if model in sample_inputs.CASES else model.removesuffix("_int8")
+    key = model if model in sample_inputs.CASES else base
     name, make = next(iter(sample_inputs.CASES[key].items()))
     return name, make()
 

@@ -9,7 +9,9 @@
 // the int32 sums converted to float, times the scale (a run-time value, or one per column: the
 // model computes it from A's dynamic scale) as a binary-multiply post-op, plus the constant
 // bias as a binary-add one: the reference's operations in its order (a run-time output scale
-// instead would move oneDNN 2.6 from its brgemm kernels to a slower gemm one).
+// instead would move oneDNN 2.6 from its brgemm kernels to a slower gemm one), bit for bit; then
+// the activation (Relu, or Gelu in its erf or tanh form) as an eltwise post-op, oneDNN's
+// formula (within a few float roundings of the reference's).
 // Other forms (B not constant, not int8 or not 2-D; non-zero b_zero_point; per-row a_zero_point)
 // run on the reference (gemm.cc), as does every node where oneDNN has no VNNI (its int8 kernels
 // then sum pairs of products in saturating int16, wrong for full-range values) or cannot create
@@ -39,6 +41,7 @@ struct MatMulIntegerState final : KernelState {
   bool to_float = false;  // MatMulIntegerToFloat
   Tensor b;               // int8 [K, N]
   Tensor bias;            // MatMulIntegerToFloat's constant bias [N], when it has one
+  Activation act;         // and its activation (none, Relu, Gelu, GeluTanh)
   Tensor b_zero;       // b_zero_point when given (zeros), to recognise it at run time
   ShapeCache<MatMulIntegerEntry> cache;
 };
@@ -65,6 +68,11 @@ std::shared_ptr<MatMulIntegerState> make_state(const KernelContext& ctx) {
     return st;  // b_zero_point comes at run time
   }
   st->to_float = ctx.node().op_type == "MatMulIntegerToFloat";
+  if (st->to_float) {
+    if (!read_activation(ctx, &st->act).ok() || !st->act.affine.empty()) return st;  // the reference's error
+    const std::string& a = st->act.name;
+    if (!a.empty() && a != "Relu" && a != "Gelu" && a != "GeluTanh") return st;
+  }
   if (st->to_float && ctx.has_input(5)) {
     const Tensor& bias = ctx.input(5);
     if (!ctx.input_value(5).is_tensor() || bias.dtype() != DType::kFloat32 || bias.shape() != Shape{b.dim(1)})
@@ -98,6 +106,7 @@ Result<std::shared_ptr<const MatMulIntegerEntry>> build(const MatMulIntegerState
       e->bias_md = memory::desc({1, N}, memory::data_type::f32, memory::format_tag::ab);
       ops.append_binary(dnnl::algorithm::binary_add, e->bias_md);
     }
+    append_activation(st.act, &ops);
     attr.set_post_ops(ops);
   }
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

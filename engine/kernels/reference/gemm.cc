@@ -2,6 +2,7 @@
 // QLinearMatMul, all on the shared GEMM core.
 #include <vector>
 
+#include "kernels/reference/activation.h"
 #include "kernels/reference/common.h"
 #include "kernels/reference/gemm_core.h"
 #include "kernels/reference/nn_util.h"
@@ -229,9 +230,13 @@ Status matmul_integer(KernelContext& ctx) {
 // com.osprey MatMulIntegerToFloat(A, B, a_zero_point?, b_zero_point?, scale, bias?) -> float32,
 // made by the matmul_integer_fusion pass from a dynamically quantized model's
 // MatMulInteger -> Cast(float) -> Mul(scale) [-> Add(bias)]: the same operations in the same
-// order, Y = float(MatMulInteger(A, B, a_zero_point, b_zero_point)) * scale (+ bias), with
-// scale one value or one per column (N) and bias one per column.
+// order, Y = act(float(MatMulInteger(A, B, a_zero_point, b_zero_point)) * scale (+ bias)), with
+// scale one value or one per column (N), bias one per column, and the attribute activation ""
+// (none), "Relu", "Gelu" (erf form) or "GeluTanh".
 Status matmul_integer_to_float(KernelContext& ctx) {
+  const std::string act = ctx.attr_string("activation", "");
+  if (!act.empty() && act != "Relu" && act != "Gelu" && act != "GeluTanh")
+    return invalid_argument("activation '", act, "': MatMulIntegerToFloat takes none, Relu, Gelu or GeluTanh");
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(1);
   OSPREY_RETURN_IF_ERROR(check_int8(A, "input A"));
@@ -260,7 +265,8 @@ Status matmul_integer_to_float(KernelContext& ctx) {
   for (int64_t i = 0; i < Y.numel(); ++i) {
     const int64_t j = i % s.N;
     const float v = static_cast<float>(acc.data<int32_t>()[i]) * sc[per_column ? j : 0];
-    y[i] = bias ? v + bias[j] : v;
+    const float u = bias ? v + bias[j] : v;
+    y[i] = act.empty() ? u : act == "Relu" ? std::max(u, 0.0f) : act == "Gelu" ? gelu_erf(u) : gelu_tanh(u);
   }
   return Status::Ok();
 }
