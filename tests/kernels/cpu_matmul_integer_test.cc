@@ -1,7 +1,7 @@
 // MatMulInteger on oneDNN's int8 matmul against the reference kernel: the int32 sums are
 // exact, so the results must be equal bit for bit. uint8 and int8 A, per-tensor a_zero_point
-// (absent, 0, mid-range, negative), batched A, awkward K and N, b_zero_point of zeros, one and
-// two threads; forms the primitive does not take (a non-zero b_zero_point, B not a constant,
+// (absent, 0, mid-range, negative), batched A, awkward K and N, int8 and uint8 B with zero
+// points of zero and not, one and two threads; forms the primitive does not take (a non-zero b_zero_point, B not a constant,
 // per-row a_zero_point) run on the reference. com.osprey MatMulIntegerToFloat (the scale and
 // bias as post-ops: the conversion, the product and the sum in the reference's order) too;
 // with a Gelu after them (oneDNN's formula), within float rounding.
@@ -43,6 +43,8 @@ struct Case {
   DType at;
   int a_zp;  // -1000: no a_zero_point input
   bool b_zero_input;
+  DType bt = DType::kInt8;
+  int b_zp = 0;  // with b_zero_input: per tensor when non-zero, else N zeros
 };
 
 TEST(CpuMatMulInteger, EqualsTheReference) {
@@ -54,14 +56,19 @@ TEST(CpuMatMulInteger, EqualsTheReference) {
       {{5, 16}, 3, DType::kInt8, -5, false},
       {{4, 33}, 65, DType::kInt8, -1000, false},
       {{1, 768}, 768, DType::kUInt8, -1000, true},
+      {{9, 96}, 40, DType::kUInt8, 121, true, DType::kUInt8, 83},   // uint8 weights, asymmetric
+      {{9, 96}, 40, DType::kUInt8, 7, false, DType::kUInt8, 0},     // uint8 weights, no zero point
+      {{4, 50}, 30, DType::kInt8, -9, true, DType::kInt8, -7},      // int8 weights, asymmetric
   };
   for (const auto& c : cases) {
     SCOPED_TRACE("A " + shape_to_string(c.a) + " N " + std::to_string(c.N) + " zp " + std::to_string(c.a_zp));
     const int64_t K = c.a.back();
     const Tensor a = random_bytes(c.at, c.a, 1);
-    const Tensor b = random_bytes(DType::kInt8, {K, c.N}, 2);
-    std::vector<Tensor> in = {a, b, c.a_zp == -1000 ? Tensor() : byte_scalar(c.at, c.a_zp),
-                              c.b_zero_input ? vec<int8_t>(std::vector<int8_t>(static_cast<size_t>(c.N), 0)) : Tensor()};
+    const Tensor b = random_bytes(c.bt, {K, c.N}, 2);
+    Tensor bz;
+    if (c.b_zero_input)
+      bz = c.b_zp != 0 ? byte_scalar(c.bt, c.b_zp) : vec<int8_t>(std::vector<int8_t>(static_cast<size_t>(c.N), 0));
+    std::vector<Tensor> in = {a, b, c.a_zp == -1000 ? Tensor() : byte_scalar(c.at, c.a_zp), bz};
     std::vector<Tensor> constants = {Tensor(), b, Tensor(), in[3]};
     NodeRunner ref("MatMulInteger", "", 10, {}, Device::ref, {}, c.at);
     auto want = ref.run(in);

@@ -1,21 +1,22 @@
 // MatMulInteger (ONNX, opset 10+) and com.osprey MatMulIntegerToFloat (MatMulInteger -> Cast ->
-// Mul(scale) [-> Add(bias)], fused by matmul_integer_fusion) on oneDNN's int8 matmul: uint8 or
-// int8 A with a per-tensor
-// a_zero_point given at run time (the DynamicQuantizeLinear output that dynamically quantized
-// models feed it), a constant int8 B of rank 2 (a linear layer's weights, packed once per shape)
-// with zero points of 0 (the symmetric weights quantizers emit), int32 accumulation with
-// AVX512-VNNI / AVX-VNNI. A's batch dims fold into the product's rows. The sums are exact, so
-// MatMulInteger's results are the reference's bit for bit. MatMulIntegerToFloat writes float32:
-// the int32 sums converted to float, times the scale (a run-time value, or one per column: the
-// model computes it from A's dynamic scale) as a binary-multiply post-op, plus the constant
-// bias as a binary-add one: the reference's operations in its order (a run-time output scale
-// instead would move oneDNN 2.6 from its brgemm kernels to a slower gemm one), bit for bit; then
-// the activation (Relu, or Gelu in its erf or tanh form) as an eltwise post-op, oneDNN's
-// formula (within a few float roundings of the reference's).
-// Other forms (B not constant, not int8 or not 2-D; non-zero b_zero_point; per-row a_zero_point)
-// run on the reference (gemm.cc), as does every node where oneDNN has no VNNI (its int8 kernels
-// then sum pairs of products in saturating int16, wrong for full-range values) or cannot create
-// the primitive.
+// Mul(scale) [-> Add(bias)] [-> activation], fused by matmul_integer_fusion) on oneDNN's int8
+// matmul: uint8 or int8 A with a per-tensor a_zero_point given at run time (the
+// DynamicQuantizeLinear output that dynamically quantized models feed it), a constant B of
+// rank 2 (a linear layer's weights, packed once per shape): int8 with any per-tensor zero point
+// (0 for the symmetric weights quantizers emit by default), or uint8, stored as int8 values -
+// 128 with the zero point moved with them; int32 accumulation with AVX512-VNNI / AVX-VNNI. A's
+// batch dims fold into the product's rows. The sums are exact, so MatMulInteger's results are
+// the reference's bit for bit. MatMulIntegerToFloat writes float32: the int32 sums converted to
+// float, times the scale (a run-time value, or one per column: the model computes it from A's
+// dynamic scale) as a binary-multiply post-op, plus the constant bias as a binary-add one: the
+// reference's operations in its order (a run-time output scale instead would move oneDNN 2.6
+// from its brgemm kernels to a slower gemm one), bit for bit; then the activation (Relu, or
+// Gelu in its erf or tanh form) as an eltwise post-op, oneDNN's formula (within a few float
+// roundings of the reference's).
+// Other forms (B not constant or not 2-D; per-column b_zero_point that differ; per-row
+// a_zero_point) run on the reference (gemm.cc), as does every node where oneDNN has no VNNI
+// (its int8 kernels then sum pairs of products in saturating int16, wrong for full-range
+// values) or cannot create the primitive.
 #include <atomic>
 
 #include "kernels/cpu/conv_dnnl.h"
@@ -39,10 +40,12 @@ struct MatMulIntegerEntry {
 struct MatMulIntegerState final : KernelState {
   bool ready = false;     // false: this node runs on the reference
   bool to_float = false;  // MatMulIntegerToFloat
-  Tensor b;               // int8 [K, N]
+  Tensor b_source;        // B as the model gives it (int8 or uint8 [K, N]), to recognise it
+  Tensor b;               // B as int8: b_source, or uint8 values - 128
+  int32_t b_zp = 0;       // B's zero point in b's terms
+  Tensor b_zero;          // b_zero_point when given, to recognise it at run time
   Tensor bias;            // MatMulIntegerToFloat's constant bias [N], when it has one
   Activation act;         // and its activation (none, Relu, Gelu, GeluTanh)
-  Tensor b_zero;       // b_zero_point when given (zeros), to recognise it at run time
   ShapeCache<MatMulIntegerEntry> cache;
 };
 
@@ -52,21 +55,38 @@ memory::data_type dnnl_type(DType t) {
   return t == DType::kUInt8 ? memory::data_type::u8 : memory::data_type::s8;
 }
 
-// Ready when B is a constant int8 matrix whose zero points (if given) are constant zeros.
+// Ready when B is a constant int8 or uint8 matrix with a constant per-tensor zero point (or
+// none, or per-column zeros). uint8 B is stored as int8 (b - 128, its zero point - 128 with
+// it): the differences b - zp, all that the product reads, stay the same.
 std::shared_ptr<MatMulIntegerState> make_state(const KernelContext& ctx) {
   auto st = std::make_shared<MatMulIntegerState>();
   if (!int8_vnni_available() || !ctx.has_input(1) || !ctx.input_value(1).is_tensor()) return st;
   const Tensor& b = ctx.input(1);
-  if (b.dtype() != DType::kInt8 || b.rank() != 2 || b.numel() == 0) return st;
+  if (!is_int8(b.dtype()) || b.rank() != 2 || b.numel() == 0) return st;
+  int32_t zp = 0;
   if (ctx.has_input(3)) {
     const Tensor& bz = ctx.input(3);
-    if (!ctx.input_value(3).is_tensor() || bz.dtype() != DType::kInt8) return st;
-    for (int64_t i = 0; i < bz.numel(); ++i)
-      if (bz.get_as_int64(i) != 0) return st;
+    if (!ctx.input_value(3).is_tensor() || bz.dtype() != b.dtype() || bz.numel() < 1) return st;
+    zp = static_cast<int32_t>(bz.get_as_int64(0));
+    for (int64_t i = 1; i < bz.numel(); ++i)  // per column: only when all are equal
+      if (bz.get_as_int64(i) != zp) return st;
+    if (bz.numel() > 1 && (bz.rank() != 1 || bz.numel() != b.dim(1))) return st;
     st->b_zero = bz;
   } else if (ctx.node().inputs.size() > 3 && ctx.node().inputs[3] != ir::kNoValue) {
     return st;  // b_zero_point comes at run time
   }
+  st->b_source = b;
+  if (b.dtype() == DType::kUInt8) {
+    Tensor s8(DType::kInt8, b.shape());
+    const auto* src = b.data<uint8_t>();
+    auto* dst = s8.data<int8_t>();
+    for (int64_t i = 0; i < b.numel(); ++i) dst[i] = static_cast<int8_t>(static_cast<int32_t>(src[i]) - 128);
+    st->b = s8;
+    zp -= 128;
+  } else {
+    st->b = b;
+  }
+  st->b_zp = zp;
   st->to_float = ctx.node().op_type == "MatMulIntegerToFloat";
   if (st->to_float) {
     if (!read_activation(ctx, &st->act).ok() || !st->act.affine.empty()) return st;  // the reference's error
@@ -81,7 +101,6 @@ std::shared_ptr<MatMulIntegerState> make_state(const KernelContext& ctx) {
   } else if (st->to_float && ctx.node().inputs.size() > 5 && ctx.node().inputs[5] != ir::kNoValue) {
     return st;  // the bias comes at run time
   }
-  st->b = b;
   st->ready = true;
   return st;
 }
@@ -98,6 +117,7 @@ Result<std::shared_ptr<const MatMulIntegerEntry>> build(const MatMulIntegerState
   e->zp_md = memory::desc({1}, memory::data_type::s32, memory::format_tag::a);
   dnnl::primitive_attr attr;
   attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  if (st.b_zp != 0) attr.set_zero_points(DNNL_ARG_WEIGHTS, 0, {st.b_zp});
   if (st.to_float) {  // binary post-ops (a run-time output scale would leave brgemm for gemm:jit)
     e->scale_md = memory::desc({1, scales}, memory::data_type::f32, memory::format_tag::ab);
     dnnl::post_ops ops;
@@ -175,7 +195,7 @@ Result<std::shared_ptr<KernelState>> prepare_matmul_integer(const KernelContext&
 Status matmul_integer(KernelContext& ctx) {
   auto* st = dynamic_cast<MatMulIntegerState*>(ctx.state());
   if (!st || !st->ready || !ctx.has_input(0) || !ctx.input_value(0).is_tensor() ||
-      ctx.input(1).raw_data() != st->b.raw_data() ||
+      ctx.input(1).raw_data() != st->b_source.raw_data() ||
       (ctx.has_input(3) && ctx.input(3).raw_data() != st->b_zero.raw_data()) ||
       (st->to_float && ctx.has_input(5) != st->bias.defined()) ||
       (st->bias.defined() && ctx.input(5).raw_data() != st->bias.raw_data()))
