@@ -243,14 +243,15 @@ void make_fused(ir::Node& n, const char* op, size_t inputs) {
   n.kernel = nullptr;
 }
 
-bool zero_padding(const ir::Graph& g, const ir::Node& pad, std::vector<int64_t>* pads) {
+bool constant_padding(const ir::Graph& g, const ir::Node& pad, std::vector<int64_t>* pads, double* value) {
   if (!is_op(pad, "Pad") || pad.inputs.empty() || pad.outputs.size() != 1) return false;
   if (const auto* mode = pad.find_attribute("mode"); mode && mode->s != "constant") return false;
+  *value = 0;
   if (pad.opset < 11) {  // pads and value are attributes
     const auto* p = pad.find_attribute("pads");
     if (!p || p->type != ir::Attribute::Type::kInts) return false;
     *pads = p->ints;
-    if (const auto* v = pad.find_attribute("value"); v && v->f != 0.0f) return false;
+    if (const auto* v = pad.find_attribute("value")) *value = v->f;
   } else {
     if (input_at(pad, 3) != ir::kNoValue) return false;  // axes
     const Tensor* p = constant_tensor(g, input_at(pad, 1));
@@ -258,8 +259,9 @@ bool zero_padding(const ir::Graph& g, const ir::Node& pad, std::vector<int64_t>*
     pads->assign(p->data<int64_t>(), p->data<int64_t>() + p->numel());
     const int cv = input_at(pad, 2);
     if (cv != ir::kNoValue) {
-      double v = 1;
-      if (!scalar_constant(g, cv, &v) || v != 0.0) return false;
+      const Tensor* t = constant_tensor(g, cv);
+      if (!t || t->numel() != 1) return false;
+      *value = t->get_as_double(0);
     }
   }
   const size_t r = pads->size() / 2;
@@ -267,6 +269,11 @@ bool zero_padding(const ir::Graph& g, const ir::Node& pad, std::vector<int64_t>*
   for (int64_t v : *pads)
     if (v < 0) return false;
   return (*pads)[0] == 0 && (*pads)[1] == 0 && (*pads)[r] == 0 && (*pads)[r + 1] == 0;
+}
+
+bool zero_padding(const ir::Graph& g, const ir::Node& pad, std::vector<int64_t>* pads) {
+  double value = 1;
+  return constant_padding(g, pad, pads, &value) && value == 0.0;
 }
 
 const ir::Node* producer_op(const ir::Graph& g, const GraphIndex& ix, int v, const char* op) {

@@ -87,6 +87,8 @@ bool per_tensor_quantization(const ir::Graph& g, const ir::Node& n);
 // entries); false otherwise. pad_conv_fold and qdq_conv_fusion fold such pads into a
 // convolution's.
 bool zero_padding(const ir::Graph& g, const ir::Node& pad, std::vector<int64_t>* pads);
+// The same for a Pad of any constant value (of any type), which goes to *value.
+bool constant_padding(const ir::Graph& g, const ir::Node& pad, std::vector<int64_t>* pads, double* value);
 
 // Clip's bounds {lo, hi} when they are constants (inputs from opset 11, attributes before).
 bool clip_bounds(const ir::Graph& g, const ir::Node& n, std::vector<float>* params);

@@ -3,22 +3,40 @@
 //   Conv(Pad(x, pads = [0, 0, b1.., 0, 0, e1..]), pads = [p_b.., p_e..])
 //     -> Conv(x, pads = [p_b + b.., p_e + e..])
 // (the "static same padding" that TensorFlow- and timm-style exports put before convolutions).
-// Conditions: Pad in mode "constant" with a constant value of 0 (or none), constant
-// non-negative pads that leave the batch and channel dims alone, no `axes` input; the
-// convolution has auto_pad NOTSET (or none) and reads the Pad's output only as X. The Pad's
-// output must have no other use; dead_code_elimination drops the pads constants.
+// A quantized convolution (ONNX's or com.osprey's QLinearConv) takes a Pad of its
+// x_zero_point the same way: its own padding is x_zero_point too (a real 0), as a QOperator
+// model pads with the quantized 0.
+// Conditions: Pad in mode "constant" with a constant value of 0 (or none; x_zero_point for
+// QLinearConv), constant non-negative pads that leave the batch and channel dims alone, no
+// `axes` input; the convolution has auto_pad NOTSET (or none) and reads the Pad's output only
+// as X. The Pad's output must have no other use; dead_code_elimination drops the pads constants.
 #include "passes/fusion_util.h"
 #include "passes/pass.h"
 
 namespace osprey::passes {
 namespace {
 
+bool is_qlinear_conv(const ir::Node& n) {
+  return n.op_type == "QLinearConv" && (n.domain.empty() || n.domain == kOspreyDomain);
+}
+
 bool foldable_conv(const ir::Node& n, int x) {
-  const bool conv = is_op(n, "Conv") || (n.domain == kOspreyDomain && n.op_type == "FusedConv");
+  const bool conv = is_op(n, "Conv") || (n.domain == kOspreyDomain && n.op_type == "FusedConv") || is_qlinear_conv(n);
   if (!conv || n.inputs.empty() || n.inputs[0] != x) return false;
   for (size_t i = 1; i < n.inputs.size(); ++i)
     if (n.inputs[i] == x) return false;
   if (const auto* a = n.find_attribute("auto_pad"); a && a->s != "NOTSET" && !a->s.empty()) return false;
+  return true;
+}
+
+// The value the convolution's own padding stands for: x_zero_point for QLinearConv (absent: 0),
+// else 0. False when x_zero_point is not a one-value constant.
+bool padding_value(const ir::Graph& g, const ir::Node& conv, double* v) {
+  *v = 0;
+  if (!is_qlinear_conv(conv) || input_at(conv, 2) == ir::kNoValue) return true;
+  const Tensor* z = constant_tensor(g, input_at(conv, 2));
+  if (!z || z->numel() != 1) return false;
+  *v = z->get_as_double(0);
   return true;
 }
 
@@ -35,11 +53,13 @@ class PadConvFold final : public Pass {
   static bool rewrite(ir::Graph& g, const GraphIndex& ix, size_t i) {
     const ir::Node& pad = g.nodes[i];
     std::vector<int64_t> pads;
-    if (!zero_padding(g, pad, &pads)) return false;
+    double value = 0, conv_value = 0;
+    if (!constant_padding(g, pad, &pads, &value)) return false;
     const int y = pad.outputs[0];
     const int reader = ix.sole_reader(y);
     if (reader < 0 || !foldable_conv(g.nodes[static_cast<size_t>(reader)], y)) return false;
     ir::Node& conv = g.nodes[static_cast<size_t>(reader)];
+    if (!padding_value(g, conv, &conv_value) || value != conv_value) return false;
     const size_t r = pads.size() / 2, nd = r - 2;
     std::vector<int64_t> conv_pads(2 * nd, 0);
     if (const auto* a = conv.find_attribute("pads")) {

@@ -53,6 +53,7 @@ std::unique_ptr<Pass> make_qdq_conv_fusion();
 void force_qdq_conv_fusion(bool on);
 std::unique_ptr<Pass> make_qdq_add_fusion();
 std::unique_ptr<Pass> make_matmul_integer_fusion();
+std::unique_ptr<Pass> make_qoperator_rewrite();
 std::unique_ptr<Pass> make_activation_affine_fusion();
 std::unique_ptr<Pass> make_layer_norm_fusion();
 std::unique_ptr<Pass> make_conv_mul_add_fold();

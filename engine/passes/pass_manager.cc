@@ -27,6 +27,7 @@ PassManager PassManager::with_default_passes(PassManagerOptions options) {
   pm.add(make_constant_folding());  // what the folded shapes made constant
   pm.add(make_qdq_conv_fusion());   // Pads whose pads folding computed, into the int8 convolutions
   pm.add(make_qdq_add_fusion());
+  pm.add(make_qoperator_rewrite());  // QOperator-format int8 ops onto the ones the QDQ path runs
   pm.add(make_common_subexpression_elimination());
   pm.add(make_conv_bn_fold());
   pm.add(make_pad_conv_fold());

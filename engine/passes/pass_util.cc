@@ -215,6 +215,21 @@ DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers,
     if (is_op(n, "DynamicQuantizeLinear"))  // y uint8, y_scale float32, y_zero_point uint8
       return n.outputs.size() > 1 && id == n.outputs[1] ? DType::kFloat32 : DType::kUInt8;
     if (n.domain == "com.osprey" && n.op_type == "MatMulIntegerToFloat") return DType::kFloat32;
+    if (n.domain == "com.microsoft") {  // the QOperator format's quantized ops
+      if (n.op_type == "QLinearAdd") {
+        id = input_at(n, 7);  // y_zero_point's type
+        continue;
+      }
+      if (n.op_type == "QGemm") {  // float32 without y_scale, else y_zero_point's type (uint8 without)
+        if (input_at(n, 7) == ir::kNoValue) return DType::kFloat32;
+        if (input_at(n, 8) == ir::kNoValue) return DType::kUInt8;
+        id = input_at(n, 8);
+        continue;
+      }
+      if (n.op_type != "QLinearGlobalAveragePool" || n.inputs.empty()) return DType::kUndefined;
+      id = n.inputs[0];
+      continue;
+    }
     if (is_op(n, "DequantizeLinear")) {  // the scale's type
       id = input_at(n, 1);
       continue;

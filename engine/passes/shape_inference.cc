@@ -114,6 +114,7 @@ class Inference {
                                                      "Where", "Max",  "Min",     "Sum", "PRelu"};
     const std::string& op = n.op_type;
     const bool onnx = n.domain.empty(), ours = n.domain == "com.osprey";
+    if (n.domain == "com.microsoft") return microsoft(n, y);
     if (!onnx && !ours) return;
     if (onnx && op == "DynamicQuantizeLinear")  // y_scale and y_zero_point are scalars
       for (size_t i = 1; i < n.outputs.size() && i < 3; ++i)
@@ -168,6 +169,8 @@ class Inference {
         s.push_back(a[static_cast<size_t>(p)]);
       }
       set_shape(y, std::move(s));
+    } else if (onnx && op == "Pad") {
+      pad(n, y);
     } else if (onnx && op == "Reshape") {
       reshape(n, y);
     } else if (onnx && op == "Flatten") {
@@ -297,6 +300,42 @@ class Inference {
     if (!a1) out.push_back(a[a.size() - 2]);
     if (!b1) out.push_back(b.back());
     set_shape(y, std::move(out));
+  }
+
+  // onnxruntime's quantized ops of the QOperator format (kernels/reference/qoperator.cc).
+  void microsoft(const ir::Node& n, int y) {
+    const std::string& op = n.op_type;
+    if (op == "QLinearAdd") {
+      if (known(in(n, 0)) && known(in(n, 3))) set_shape(y, broadcast_sym(shape(in(n, 0)), shape(in(n, 3))));
+    } else if (op == "QLinearGlobalAveragePool") {
+      if (!known(in(n, 0)) || shape(in(n, 0)).size() < 3) return;
+      SymShape s = shape(in(n, 0));
+      const bool cl = attr_int(n, "channels_last", 0) != 0;
+      for (size_t i = 1; i < s.size(); ++i)
+        if (i != (cl ? s.size() - 1 : 1)) s[i] = fixed_dim(1);
+      set_shape(y, std::move(s));
+    } else if (op == "QGemm") {
+      if (!known(in(n, 0)) || !known(in(n, 3))) return;
+      const SymShape &a = shape(in(n, 0)), &b = shape(in(n, 3));
+      if (a.size() != 2 || b.size() != 2) return;
+      set_shape(y, {a[attr_int(n, "transA", 0) ? 1 : 0], b[attr_int(n, "transB", 0) ? 0 : 1]});
+    }
+  }
+
+  // Pad with constant pads (input 1 from opset 11, the attribute before) and no axes: each dim
+  // grows by its two pads (a symbolic dim padded becomes unknown; the rank stays known).
+  void pad(const ir::Node& n, int y) {
+    if (!known(in(n, 0)) || in(n, 3) != ir::kNoValue) return;
+    std::vector<int64_t> pads;
+    if (!ints_input_or_attr(n, 1, "pads", &pads)) return;
+    SymShape s = shape(in(n, 0));
+    if (pads.size() != 2 * s.size()) return;
+    for (size_t i = 0; i < s.size(); ++i) {
+      const int64_t grow = pads[i] + pads[i + s.size()];
+      if (grow == 0) continue;
+      s[i] = s[i].fixed() && s[i].value + grow >= 0 ? fixed_dim(s[i].value + grow) : SymDim{};
+    }
+    set_shape(y, std::move(s));
   }
 
   void reshape(const ir::Node& n, int y) {

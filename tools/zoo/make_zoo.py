@@ -156,6 +156,16 @@ def build_efficientnet_lite0_int8(path):
     quantize.quantize_qdq(source, path)
 
 
+def build_efficientnet_lite0_int8_qop(path):
+    """EfficientNet-Lite0 quantized as efficientnet_lite0_int8, written in the QOperator format."""
+    import quantize
+
+    source = path.parent / MODELS["efficientnet_lite0"].file
+    if not source.exists():
+        raise RuntimeError(f"{source} is needed first (make_zoo.py --only efficientnet_lite0)")
+    quantize.quantize_qdq(source, path, operator_format=True)
+
+
 def build_minilm_int8(path):
     """MiniLM (the zoo's float model, built first) dynamically quantized by onnxruntime's
     quantize_dynamic (tools/zoo/quantize.py --dynamic)."""
@@ -193,6 +203,11 @@ MODELS = {
         "efficientnet_lite0.onnx quantized with onnxruntime.quantization.quantize_static (QDQ "
         "format, per-channel int8 weights, uint8 activations, MinMax calibration on the four "
         "sample photographs at 224 and 256-cropped and four noise images)",
+        "real ImageNet weights (as efficientnet_lite0), quantized to int8"),
+    "efficientnet_lite0_int8_qop": Spec(
+        "efficientnet_lite0_int8_qop.onnx", build_efficientnet_lite0_int8_qop,
+        "efficientnet_lite0.onnx quantized as efficientnet_lite0_int8, in the QOperator format "
+        "(ONNX QLinearConv; com.microsoft QLinearAdd, QLinearGlobalAveragePool, QGemm)",
         "real ImageNet weights (as efficientnet_lite0), quantized to int8"),
     "bert_base": Spec(
         "bert_base.onnx", build_bert_base,

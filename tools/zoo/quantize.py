@@ -7,8 +7,10 @@ folds into the quantization), so that onnxruntime does not warn about them.
 
     .venv/bin/python tools/zoo/quantize.py models/mobilenetv2.onnx /tmp/mobilenetv2_int8.onnx
 
-With --dynamic it quantizes a transformer as onnxruntime's quantize_dynamic does (int8 weights,
-activations quantized at run time; no calibration):
+With --qoperator the same calibration writes the QOperator format (QLinearConv, com.microsoft
+QLinearAdd / QLinearGlobalAveragePool / QGemm). With --dynamic it quantizes a transformer as
+onnxruntime's quantize_dynamic does (int8 weights, activations quantized at run time; no
+calibration):
 
     .venv/bin/python tools/zoo/quantize.py --dynamic models/bert_base.onnx /tmp/bert_base_int8.onnx
 """
@@ -42,7 +44,10 @@ def drop_unused_initializers(path):
     onnx.save(m, str(path))
 
 
-def quantize_qdq(source, dest, input_name="input"):
+def quantize_qdq(source, dest, input_name="input", operator_format=False):
+    """Static quantization in the QDQ format, or with operator_format in the QOperator one
+    (ONNX's QLinearConv and onnxruntime's com.microsoft QLinearAdd, QLinearGlobalAveragePool
+    and QGemm instead of QuantizeLinear / DequantizeLinear pairs around float ops)."""
     from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
                                           quantize_static)
 
@@ -56,7 +61,8 @@ def quantize_qdq(source, dest, input_name="input"):
             x = next(self.it, None)
             return None if x is None else {input_name: x}
 
-    quantize_static(str(source), str(dest), Reader(), quant_format=QuantFormat.QDQ,
+    quant_format = QuantFormat.QOperator if operator_format else QuantFormat.QDQ
+    quantize_static(str(source), str(dest), Reader(), quant_format=quant_format,
                     per_channel=True, activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8)
     drop_unused_initializers(dest)
@@ -78,11 +84,13 @@ def main():
     ap.add_argument("--input", default="input", help="the image input's name (default: input)")
     ap.add_argument("--dynamic", action="store_true",
                     help="dynamic quantization (quantize_dynamic: transformers) instead of QDQ")
+    ap.add_argument("--qoperator", action="store_true",
+                    help="static quantization in the QOperator format instead of QDQ")
     args = ap.parse_args()
     if args.dynamic:
         quantize_dynamic_int8(args.source, args.dest)
     else:
-        quantize_qdq(args.source, args.dest, args.input)
+        quantize_qdq(args.source, args.dest, args.input, operator_format=args.qoperator)
     print(f"wrote {args.dest}")
 
 

@@ -165,15 +165,18 @@ Status dynamic_quantize_linear(KernelContext& ctx) {
 // y_zero_point), made by the qdq_add_fusion pass from DequantizeLinear(a) + DequantizeLinear(b)
 // [-> Relu] -> QuantizeLinear: the same float operations in the same order,
 //   y = QuantizeLinear(act(float(a - a_zp) * a_scale + float(b - b_zp) * b_scale), y_scale, y_zp).
-// Per-tensor parameters; a and b of one shape (no broadcasting); activation "" or "Relu".
+// Per-tensor parameters; activation "" or "Relu". The same kernel runs onnxruntime's
+// com.microsoft QLinearAdd (its QOperator-format models' residual sums, no activation), whose a
+// and b broadcast as numpy's; the fused one's are of one shape.
 Status qlinear_add(KernelContext& ctx) {
   for (int i = 0; i < 8; ++i)
     if (!ctx.has_input(i)) return invalid_argument("QLinearAdd needs 8 inputs; input ", i, " is missing");
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(3);
-  if (a.shape() != b.shape())
-    return invalid_argument("A has shape ", shape_to_string(a.shape()), " but B has ", shape_to_string(b.shape()),
-                            "; QLinearAdd takes one shape");
+  Shape out;
+  if (!broadcast_shapes({a.shape(), b.shape()}, &out).ok())
+    return invalid_argument("A has shape ", shape_to_string(a.shape()), " and B ", shape_to_string(b.shape()),
+                            ", which do not broadcast");
   float scale[3];
   int32_t zp[3];
   DType type[3];
@@ -195,12 +198,14 @@ Status qlinear_add(KernelContext& ctx) {
   const std::string act = ctx.attr_string("activation", "");
   if (!act.empty() && act != "Relu") return invalid_argument("activation '", act, "': QLinearAdd takes none or Relu");
   const bool relu = act == "Relu";
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, type[2], a.shape()));
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, type[2], out));
   auto value = [](const Tensor& t, int64_t i) {
     return t.dtype() == DType::kInt8 ? static_cast<int32_t>(t.data<int8_t>()[i]) : static_cast<int32_t>(t.data<uint8_t>()[i]);
   };
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    float s = static_cast<float>(value(a, i) - zp[0]) * scale[0] + static_cast<float>(value(b, i) - zp[1]) * scale[1];
+  StridedIter it(out, {broadcast_strides(a.shape(), out), broadcast_strides(b.shape(), out)});
+  for (int64_t i = 0; i < y.numel(); ++i, it.next()) {
+    const int64_t ai = it.offset(0), bi = it.offset(1);
+    float s = static_cast<float>(value(a, ai) - zp[0]) * scale[0] + static_cast<float>(value(b, bi) - zp[1]) * scale[1];
     if (relu) s = s < 0.0f ? 0.0f : s;
     const double q = static_cast<double>(std::nearbyint(s / scale[2])) + zp[2];
     if (type[2] == DType::kUInt8) y.data<uint8_t>()[i] = saturate_round<uint8_t>(q);
