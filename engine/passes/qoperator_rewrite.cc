@@ -2,12 +2,9 @@
 // quantize_static with QuantFormat.QOperator, and the int8 models that zoos publish) onto the
 // int8 ops the QDQ path already runs fast:
 // - ONNX QLinearConv -> com.osprey QLinearConv (oneDNN's int8 convolution, channels-last
-//   region). The two differ only in the bias: ONNX's is int32 in units of x_scale *
-//   w_scale[m], added to the sum before the scaling; the fused op's is float32, added after
-//   it: B_float[m] = B[m] * (x_scale * w_scale[m]), the same value up to the float rounding of
-//   the regrouped scaling (an output may land one step away where a value falls within that
-//   rounding of a quantization boundary). 2-D (4-D weights), constant x_scale (one value) and
-//   w_scale, constant int32 bias [M] or none.
+//   region), its int32 bias kept: the fused op then computes ONNX's arithmetic, (acc + B[m]) *
+//   (x_scale * w_scale[m] / y_scale), which is also the primitive's. 2-D (4-D weights),
+//   constant x_scale (one value) and w_scale, constant int32 bias [M] or none.
 // - com.microsoft QLinearAdd with both inputs of one known shape -> com.osprey QLinearAdd (the
 //   same computation; the channels-last region takes it).
 // - com.microsoft QGemm with constant a_scale, a_zero_point, int8 B, b_scale, b_zero_point
@@ -35,24 +32,16 @@ bool rewrite_conv(ir::Graph& g, ir::Node& n) {
   if (!xs || !w || !ws || w->rank() != 4 || xs->dtype() != DType::kFloat32 || xs->numel() != 1 ||
       ws->dtype() != DType::kFloat32 || (ws->numel() != 1 && ws->numel() != w->dim(0)))
     return false;
-  const int64_t m = w->dim(0);
   const int b = input_at(n, 8);
-  std::vector<float> bias;
   if (b != ir::kNoValue) {
     const Tensor* bt = constant_tensor(g, b);
-    if (!bt || bt->dtype() != DType::kInt32 || bt->shape() != Shape{m}) return false;
-    const float x_scale = xs->data<float>()[0];
-    for (int64_t i = 0; i < m; ++i)
-      bias.push_back(static_cast<float>(bt->data<int32_t>()[i]) *
-                     (x_scale * ws->data<float>()[ws->numel() > 1 ? i : 0]));
+    if (!bt || bt->dtype() != DType::kInt32 || bt->shape() != Shape{w->dim(0)}) return false;
   }
-  const std::string base = g.values[static_cast<size_t>(n.outputs[0])].name;
-  int yzp = input_at(n, 7);
-  if (yzp == ir::kNoValue)
-    yzp = add_initializer(g, base + "_y_zero_point", Tensor::from_vector(std::vector<uint8_t>{0}));
-  n.inputs.resize(8);
-  n.inputs[7] = yzp;
-  if (!bias.empty()) n.inputs.push_back(add_initializer(g, base + "_bias", Tensor::from_vector(bias)));
+  if (input_at(n, 7) == ir::kNoValue) {
+    const std::string base = g.values[static_cast<size_t>(n.outputs[0])].name;
+    n.inputs.resize(std::max<size_t>(n.inputs.size(), 8));
+    n.inputs[7] = add_initializer(g, base + "_y_zero_point", Tensor::from_vector(std::vector<uint8_t>{0}));
+  }
   n.domain = kOspreyDomain;
   n.opset = 1;
   n.kernel = nullptr;

@@ -1,7 +1,8 @@
 // com.osprey MaxPool (the row kernel for 2-D channels-last, oneDNN otherwise) against its
 // reference (transposes around the reference MaxPool): channels-last and channels-first, 1-D
 // to 3-D, strides, explicit and SAME pads, ceil_mode and dilations, 1 and 2 threads, prepared
-// and unprepared, NaNs, every vector ISA of the row kernel, bfloat16 tensors; and its errors.
+// and unprepared, NaNs, every vector ISA of the row kernel, bfloat16 tensors, uint8 / int8
+// tensors (a quantized model's pool); and its errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -148,6 +149,57 @@ TEST(CpuMaxPool, Bf16TensorsInAndOut) {
     ASSERT_TRUE(got.ok()) << got.status().to_string();
     ASSERT_EQ(got->dtype(), DType::kBFloat16);
     EXPECT_TRUE(bit_equal(widened(*got), *want));
+  }
+}
+
+TEST(CpuMaxPool, ByteTensorsMatchTheReference) {
+  static ThreadPool pool2(2);
+  struct Case {
+    Shape x;
+    Attrs attrs;
+  };
+  const std::vector<Case> cases = {
+      {{1, 17, 13, 70}, {{"channels_last", int_attr(1)}, {"kernel_shape", ints_attr({3, 3})},
+                         {"strides", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}}},  // ResNet's stem
+      {{2, 6, 6, 3}, {{"channels_last", int_attr(1)}, {"kernel_shape", ints_attr({2, 2})}}},
+      {{1, 5, 9, 9}, {{"kernel_shape", ints_attr({3, 3})}, {"strides", ints_attr({2, 2})}}},  // NCHW: oneDNN
+  };
+  for (DType t : {DType::kUInt8, DType::kInt8})
+    for (const auto& c : cases) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + " " + shape_to_string(c.x));
+      Tensor x(t, c.x);
+      for (int64_t i = 0; i < x.numel(); ++i)
+        static_cast<uint8_t*>(x.raw_data())[i] = static_cast<uint8_t>((i * 97 + 13) % 256);
+      NodeRunner ref("MaxPool", "com.osprey", 1, c.attrs, Device::ref, {}, t);
+      auto want = ref.run({x});
+      ASSERT_TRUE(want.ok()) << want.status().to_string();
+      NodeRunner cpu("MaxPool", "com.osprey", 1, c.attrs, Device::cpu, {Tensor()}, t);
+      ASSERT_TRUE(cpu.found());
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+        auto got = cpu.run({x}, pool);
+        ASSERT_TRUE(got.ok()) << got.status().to_string();
+        ASSERT_EQ(got->dtype(), t);
+        ASSERT_EQ(got->shape(), want->shape());
+        EXPECT_EQ(std::memcmp(got->raw_data(), want->raw_data(), want->nbytes()), 0);
+      }
+    }
+  // Every ISA of the row kernel, signed values on both sides of 0.
+  Tensor x(DType::kInt8, {1, 7, 7, 35});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<int8_t>()[i] = static_cast<int8_t>((i * 61) % 256 - 128);
+  const cpu::PoolGeometry g{7, 7, 35, 3, 3, 3, 3, 2, 2, 1, 1, 0, 0};
+  std::vector<int8_t> first;
+  for (cpu::VectorIsa isa : runnable_isas()) {
+    std::vector<int8_t> y(3 * 3 * 35);
+    cpu::max_pool_nhwc_rows_bytes(isa, x.raw_data(), y.data(), true, g, 0, 3);
+    for (int64_t oh = 0; oh < 3; ++oh)
+      for (int64_t ow = 0; ow < 3; ++ow)
+        for (int64_t ch = 0; ch < 35; ++ch) {
+          int want = -128;
+          for (int64_t kh = 0; kh < 3; ++kh)
+            for (int64_t kw = 0; kw < 3; ++kw)
+              want = std::max<int>(want, x.data<int8_t>()[((oh * 2 + kh) * 7 + ow * 2 + kw) * 35 + ch]);
+          ASSERT_EQ(y[static_cast<size_t>((oh * 3 + ow) * 35 + ch)], want) << cpu::vector_isa_name(isa);
+        }
   }
 }
 

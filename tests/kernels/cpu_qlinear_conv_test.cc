@@ -112,6 +112,49 @@ TEST(CpuQLinearConv, MatchesTheReferenceWithinOneStep) {
   }
 }
 
+// An int32 bias (ONNX QLinearConv's, kept by qoperator_rewrite): ONNX's arithmetic on both
+// paths, (acc + B) * x_scale * w_scale / y_scale.
+TEST(CpuQLinearConv, Int32BiasFollowsOnnxArithmetic) {
+  static ThreadPool pool2(2);
+  for (bool channels_last : {true, false}) {
+    SCOPED_TRACE(channels_last ? "nhwc" : "nchw");
+    const Shape xs = channels_last ? Shape{1, 9, 9, 16} : Shape{1, 16, 9, 9};
+    const Tensor x = random_bytes(DType::kUInt8, xs, 21);
+    const Tensor w = random_bytes(DType::kInt8, {24, 16, 3, 3}, 22);
+    std::vector<float> wsv;
+    std::vector<int32_t> bv;
+    for (int m = 0; m < 24; ++m) {
+      wsv.push_back(0.003f + 0.0002f * static_cast<float>(m % 5));
+      bv.push_back((m * 7919) % 40000 - 20000);
+    }
+    const std::vector<Tensor> in = {x, fvec({0.04f}), byte_scalar(DType::kUInt8, 120), w, fvec(wsv),
+                                    vec<int8_t>(std::vector<int8_t>(24, 0)), fvec({0.5f}),
+                                    byte_scalar(DType::kUInt8, 128), vec<int32_t>(bv)};
+    const Attrs attrs = {{"pads", ints_attr({1, 1, 1, 1})}, {"channels_last", int_attr(channels_last ? 1 : 0)}};
+    std::vector<Tensor> constants = in;
+    constants[0] = Tensor();
+    NodeRunner ref("QLinearConv", "com.osprey", 1, attrs, Device::ref, {}, DType::kUInt8);
+    auto want = ref.run(in);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    // The reference against ONNX's own QLinearConv kernel, on NCHW: the same bits.
+    if (!channels_last) {
+      auto onnx = run_single("QLinearConv", 10, in, {{"pads", ints_attr({1, 1, 1, 1})}});
+      ASSERT_TRUE(onnx.ok()) << onnx.status().to_string();
+      EXPECT_EQ(byte_diff(*want, *onnx), (std::pair<int, int64_t>{0, 0}));
+    }
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+      NodeRunner cpu("QLinearConv", "com.osprey", 1, attrs, Device::cpu, constants, DType::kUInt8);
+      const int64_t before = cpu::int8_convolutions_built();
+      auto got = cpu.run(in, pool);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      const auto [worst, n] = byte_diff(*got, *want);
+      EXPECT_LE(worst, 1);
+      EXPECT_LE(n, want->numel() / 100);
+      if (cpu::int8_vnni_available()) EXPECT_GT(cpu::int8_convolutions_built(), before);
+    }
+  }
+}
+
 TEST(CpuQLinearConv, FormsThePrimitiveDoesNotTakeRunOnTheReference) {
   // Weights with a non-zero zero point: the reference's result exactly.
   const Tensor x = random_bytes(DType::kUInt8, {1, 4, 5, 5}, 4);

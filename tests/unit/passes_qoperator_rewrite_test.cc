@@ -1,5 +1,5 @@
 // qoperator_rewrite: ONNX's QLinearConv (QOperator format, int32 bias) becomes com.osprey
-// QLinearConv with the bias in float, com.microsoft QGemm a MatMulIntegerToFloat and a
+// QLinearConv with the same bias and arithmetic, com.microsoft QGemm a MatMulIntegerToFloat and a
 // QuantizeLinear, com.microsoft QLinearAdd of one shape ours (the same computation); the outputs stay within one quantization step (the scaling is regrouped), and
 // the session runs them on the int8 primitives at level 2.
 #include <set>
@@ -47,7 +47,7 @@ ModelBuilder qoperator_conv(bool bias) {
   return m;
 }
 
-TEST(QOperatorRewriteTest, OnnxQLinearConvBecomesTheFusedOpWithinOneStep) {
+TEST(QOperatorRewriteTest, OnnxQLinearConvBecomesTheFusedOp) {
   for (bool bias : {true, false}) {
     SCOPED_TRACE(bias ? "bias" : "no bias");
     ModelBuilder m = qoperator_conv(bias);
@@ -60,16 +60,14 @@ TEST(QOperatorRewriteTest, OnnxQLinearConvBecomesTheFusedOpWithinOneStep) {
     EXPECT_EQ(count_op(*after, "QLinearConv"), 0) << d;
     const Tensor want = run_graph(*before, in)[0], got = run_graph(*after, in)[0];
     ASSERT_EQ(want.shape(), got.shape());
+    // The fused op keeps the int32 bias and ONNX's arithmetic: the reference kernels agree exactly.
     int differ = 0;
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      const float diff = std::fabs(want.data<float>()[i] - got.data<float>()[i]);
-      EXPECT_LE(diff, 0.05f * 1.001f) << "element " << i;  // one step of y_scale at most
-      differ += diff > 0 ? 1 : 0;
-    }
-    EXPECT_LE(differ, want.numel() / 50) << differ << " of " << want.numel() << " differ";
+    for (int64_t i = 0; i < want.numel(); ++i) differ += want.data<float>()[i] != got.data<float>()[i] ? 1 : 0;
+    EXPECT_EQ(differ, 0) << differ << " of " << want.numel() << " differ";
     std::set<float> distinct(want.data<float>(), want.data<float>() + want.numel());
     EXPECT_GE(distinct.size(), 40u) << "the outputs should span the quantized range, not saturate";
-    // The session at level 2 (the int8 convolution where oneDNN has VNNI) against level 0.
+    // The session at level 2 (the int8 convolution where oneDNN has VNNI, which may round an
+    // element the other way) against level 0: within one step.
     SessionOptions o0, o2;
     o0.optimization_level = 0;
     auto s0 = Session::load_from_bytes(m.bytes(), o0);

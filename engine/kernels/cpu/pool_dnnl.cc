@@ -1,5 +1,6 @@
-// com.osprey MaxPool (float32, or bfloat16 in and out: fast mode's keep_bf16_between_convs
-// makes a pool between bf16 convolutions bf16): the channels-last max pool the channels_last
+// com.osprey MaxPool (float32; bfloat16 in and out: fast mode's keep_bf16_between_convs
+// makes a pool between bf16 convolutions bf16; uint8 / int8: a quantized model's pool between
+// int8 convolutions): the channels-last max pool the channels_last
 // pass puts between channels-last convolutions (ResNet's stem), so that the pool no longer
 // needs a Transpose on each side. 2-D channels-last pools run on a row kernel (row_kernels.h: oneDNN 2.6's AVX2
 // pooling over nhwc took 1.4-1.7 ms on ResNet50's stem pool, the row kernel a fraction of
@@ -77,10 +78,10 @@ Result<std::shared_ptr<const PoolEntry>> build(const KernelContext& ctx, bool cl
 
 Status channels_last_max_pool(KernelContext& ctx) {
   if (!ctx.has_input(0)) return invalid_argument("input X is required");
-  if (!ctx.input_value(0).is_tensor() || (ctx.input(0).dtype() != DType::kFloat32 &&
-                                           ctx.input(0).dtype() != DType::kBFloat16))
-    return invalid_argument("X must be a float32 or bfloat16 tensor");
-  const bool bf16 = ctx.input(0).dtype() == DType::kBFloat16;
+  const DType dt = ctx.input_value(0).is_tensor() ? ctx.input(0).dtype() : DType::kUndefined;
+  if (dt != DType::kFloat32 && dt != DType::kBFloat16 && dt != DType::kUInt8 && dt != DType::kInt8)
+    return invalid_argument("X must be a float32, bfloat16, uint8 or int8 tensor");
+  const bool bf16 = dt == DType::kBFloat16, bytes = dt == DType::kUInt8 || dt == DType::kInt8;
   if (ctx.output_requested(1)) return invalid_argument("com.osprey MaxPool has no Indices output");
   const int64_t cl = ctx.attr_int("channels_last", 0);
   if (cl != 0 && cl != 1) return invalid_argument("attribute channels_last must be 0 or 1, got ", cl);
@@ -97,10 +98,12 @@ Status channels_last_max_pool(KernelContext& ctx) {
   }
   const int threads = kernel_threads(ctx);
   thread_local std::vector<int64_t> key;  // reused: no heap once warm
-  key.assign({threads, bf16, -1});
+  key.assign({threads, static_cast<int64_t>(dt), -1});
   key.insert(key.end(), x.shape().begin(), x.shape().end());
   return guarded("max pool", [&]() -> Status {
-    const auto type = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    const auto type = bf16 ? memory::data_type::bf16
+                      : bytes ? (dt == DType::kInt8 ? memory::data_type::s8 : memory::data_type::u8)
+                              : memory::data_type::f32;
     OSPREY_ASSIGN_OR_RETURN(auto e, st->cache.get(key, [&] { return build(ctx, cl == 1, threads, type); }));
     OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, x.dtype(), e->out_shape));
     if (y.numel() == 0) return Status::Ok();
@@ -109,7 +112,9 @@ Status channels_last_max_pool(KernelContext& ctx) {
       const PoolGeometry& g = e->geometry;
       const VectorIsa isa = best_vector_isa();
       ctx.parallel_for(y.numel() / (g.OW * g.C), g.OW * g.C * g.KH * g.KW, [&](int64_t b, int64_t end) {
-        if (bf16) {
+        if (bytes) {
+          max_pool_nhwc_rows_bytes(isa, x.raw_data(), y.raw_data(), dt == DType::kInt8, g, b, end);
+        } else if (bf16) {
           max_pool_nhwc_rows_bf16(isa, static_cast<const uint16_t*>(x.raw_data()),
                                   static_cast<uint16_t*>(y.raw_data()), g, b, end);
         } else {

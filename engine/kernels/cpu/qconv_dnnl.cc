@@ -6,7 +6,9 @@
 // with the activation (Relu, or Clip over [min / y_scale, max / y_scale]) as an eltwise
 // post-op, y_zero_point added and the result rounded to nearest even and saturated by the
 // primitive. This is the reference's arithmetic regrouped: results may differ from it by one
-// quantization step where a value falls within float rounding of a rounding boundary.
+// quantization step where a value falls within float rounding of a rounding boundary. An int32
+// B (ONNX QLinearConv's, kept by qoperator_rewrite) is in accumulator units already: it is the
+// bias as it is, which is ONNX's arithmetic, (acc + B) * x_scale * w_scale[m] / y_scale.
 // x_zero_point is the primitive's source zero point. channels_last = 1 (the channels_last pass
 // converts these nodes like float ones): X and Y are nhwc and go to the primitive as they are;
 // an NCHW node's are reordered into and out of the layout the primitive picks.
@@ -94,7 +96,7 @@ std::shared_ptr<QConvState> make_state(const KernelContext& ctx) {
   }
   if (ctx.has_input(8)) {
     const Tensor& b = ctx.input(8);
-    if (b.dtype() != DType::kFloat32 || b.rank() != 1 || b.dim(0) != M) return st;
+    if ((b.dtype() != DType::kFloat32 && b.dtype() != DType::kInt32) || b.rank() != 1 || b.dim(0) != M) return st;
   }
   const std::string act = ctx.attr_string("activation", "");
   const std::vector<float> params = ctx.attr_floats("activation_params");
@@ -116,7 +118,9 @@ std::shared_ptr<QConvState> make_state(const KernelContext& ctx) {
     if (!(s > 0)) return st;
     st->out_scales.push_back(s / y_scale);
   }
-  if (ctx.has_input(8))
+  if (ctx.has_input(8) && ctx.input(8).dtype() == DType::kInt32)  // already in accumulator units
+    for (int64_t m = 0; m < M; ++m) st->bias.push_back(static_cast<float>(ctx.input(8).data<int32_t>()[m]));
+  else if (ctx.has_input(8))
     for (int64_t m = 0; m < M; ++m)
       st->bias.push_back(ctx.input(8).data<float>()[m] /
                          (x_scale * ws.data<float>()[ws.numel() > 1 ? m : 0]));

@@ -548,6 +548,79 @@ OSPREY_INLINE void max_pool_impl(const T* x, T* y, const PoolGeometry* g, int64_
   }
 }
 
+// The same over uint8 / int8 (T) values, V the byte vector of F's size (64 lanes for AVX-512):
+// max is exact and layout-free, so a quantized model's pools run as the float ones.
+template <class F>
+struct ByteLanes;
+template <>
+struct ByteLanes<F4> {
+  typedef uint8_t U __attribute__((vector_size(16)));
+  typedef int8_t S __attribute__((vector_size(16)));
+};
+template <>
+struct ByteLanes<F8> {
+  typedef uint8_t U __attribute__((vector_size(32)));
+  typedef int8_t S __attribute__((vector_size(32)));
+};
+template <>
+struct ByteLanes<F16> {
+  typedef uint8_t U __attribute__((vector_size(64)));
+  typedef int8_t S __attribute__((vector_size(64)));
+};
+
+template <class F, class T>
+OSPREY_INLINE void max_pool_bytes_impl(const T* x, T* y, const PoolGeometry* g, int64_t row_begin,
+                                       int64_t row_end) {
+  using V = std::conditional_t<std::is_signed_v<T>, typename ByteLanes<F>::S, typename ByteLanes<F>::U>;
+  constexpr int W = static_cast<int>(sizeof(V));
+  const int64_t C = g->C;
+  auto valid = [](int64_t start, int64_t d, int64_t n, int64_t size, int64_t* lo, int64_t* hi) {
+    *lo = start >= 0 ? 0 : (-start + d - 1) / d;
+    *hi = start + (n - 1) * d < size ? n : (size - 1 - start) / d + 1;
+    if (*hi < *lo || start + *lo * d >= size) *hi = *lo;
+  };
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t n = r / g->OH, oh = r % g->OH;
+    const T* xn = x + n * g->H * g->W * C;
+    T* yr = y + r * g->OW * C;
+    const int64_t h0 = oh * g->SH - g->PH;
+    int64_t kh_lo, kh_hi;
+    valid(h0, g->DH, g->KH, g->H, &kh_lo, &kh_hi);
+    for (int64_t ow = 0; ow < g->OW; ++ow) {
+      T* yo = yr + ow * C;
+      const int64_t w0 = ow * g->SW - g->PW;
+      int64_t kw_lo, kw_hi;
+      valid(w0, g->DW, g->KW, g->W, &kw_lo, &kw_hi);
+      if (kh_lo == kh_hi || kw_lo == kw_hi) {
+        std::fill(yo, yo + C, std::numeric_limits<T>::lowest());
+        continue;
+      }
+      auto tap = [&](int64_t kh, int64_t kw) {
+        return xn + ((h0 + kh * g->DH) * g->W + w0 + kw * g->DW) * C;
+      };
+      const T* first = tap(kh_lo, kw_lo);
+      int64_t c = 0;
+      for (; c + W <= C; c += W) {
+        V acc;
+        std::memcpy(&acc, first + c, sizeof acc);
+        for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
+          for (int64_t kw = kh == kh_lo ? kw_lo + 1 : kw_lo; kw < kw_hi; ++kw) {
+            V v;
+            std::memcpy(&v, tap(kh, kw) + c, sizeof v);
+            acc = v > acc ? v : acc;
+          }
+        std::memcpy(yo + c, &acc, sizeof acc);
+      }
+      for (; c < C; ++c) {
+        T acc = first[c];
+        for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
+          for (int64_t kw = kh == kh_lo ? kw_lo + 1 : kw_lo; kw < kw_hi; ++kw) acc = std::max(acc, tap(kh, kw)[c]);
+        yo[c] = acc;
+      }
+    }
+  }
+}
+
 // The kernels as types, so that one set of target variants below serves them all. F and I are
 // the vector types of the variant (softmax uses them; the others vectorize plain loops).
 // Pixels [begin, end) of `planes` planes of `plane` floats, interleaved: y[q * planes + c] =
@@ -591,6 +664,12 @@ struct MaxPoolKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(A... a) {
     max_pool_impl<F>(a...);  // T from the pointers: float or bfloat16 bits
+  }
+};
+struct MaxPoolBytesKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(A... a) {
+    max_pool_bytes_impl<F>(a...);  // T from the pointers: uint8 or int8
   }
 };
 struct InterleaveKernel {
@@ -758,6 +837,15 @@ void dequantize_row(VectorIsa isa, const void* x, float* y, int64_t n, float sca
 void max_pool_nhwc_rows(VectorIsa isa, const float* x, float* y, const PoolGeometry& g,
                         int64_t row_begin, int64_t row_end) {
   dispatch<MaxPoolKernel>(isa, x, y, &g, row_begin, row_end);
+}
+
+void max_pool_nhwc_rows_bytes(VectorIsa isa, const void* x, void* y, bool is_signed, const PoolGeometry& g,
+                              int64_t row_begin, int64_t row_end) {
+  if (is_signed)
+    dispatch<MaxPoolBytesKernel>(isa, static_cast<const int8_t*>(x), static_cast<int8_t*>(y), &g, row_begin, row_end);
+  else
+    dispatch<MaxPoolBytesKernel>(isa, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), &g, row_begin,
+                                 row_end);
 }
 
 void max_pool_nhwc_rows_bf16(VectorIsa isa, const uint16_t* x, uint16_t* y, const PoolGeometry& g,

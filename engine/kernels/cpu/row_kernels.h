@@ -81,6 +81,9 @@ struct PoolGeometry {
 // the lowest float, as the reference. x and y must not overlap.
 void max_pool_nhwc_rows(VectorIsa isa, const float* x, float* y, const PoolGeometry& g,
                         int64_t row_begin, int64_t row_end);
+// The same over uint8 (int8 when is_signed) tensors: a quantized model's max pools.
+void max_pool_nhwc_rows_bytes(VectorIsa isa, const void* x, void* y, bool is_signed, const PoolGeometry& g,
+                              int64_t row_begin, int64_t row_end);
 // The same over bfloat16 tensors (their uint16_t bits), compared as the floats they widen to;
 // Y holds exactly the winning inputs. A window without a valid tap gets the lowest bfloat16.
 void max_pool_nhwc_rows_bf16(VectorIsa isa, const uint16_t* x, uint16_t* y, const PoolGeometry& g,

@@ -534,6 +534,8 @@ Result<Tensor> permute_bytes(const KernelContext& ctx, const Tensor& t, bool to_
 // added after the scaling, as the QDQ graph adds it:
 //   y = acc * x_scale * w_scale[m] + B[m], then the activation ("" / Relu / Clip with
 //   activation_params [min, max]), then QuantizeLinear(y, y_scale, y_zero_point),
+// or (made by qoperator_rewrite from ONNX's QLinearConv) B is int32 and the arithmetic ONNX's:
+//   y = round((acc + B[m]) * (x_scale * w_scale[m] / y_scale)) + y_zero_point,
 // where acc = sum (x - x_zp) (w - w_zp) is exact in int32. 2-D only; channels_last = 1: x and y
 // are [N, H, W, C] (W stays [M, C/group, kH, kW]).
 Status fused_qlinear_conv(KernelContext& ctx) {
@@ -570,7 +572,10 @@ Status fused_qlinear_conv(KernelContext& ctx) {
   const auto &xs = q.xs, &ws = q.ws, &ys = q.ys;
   const auto &xzp = q.xzp, &wzp = q.wzp, &yzp = q.yzp;
   const DType ytype = q.ytype;
-  OSPREY_RETURN_IF_ERROR(check_bias(ctx, 8, d.M, DType::kFloat32));
+  // B: float32, added after the scaling (a QDQ graph's bias), or int32 in units of x_scale *
+  // w_scale[m], added to the sums before it (ONNX QLinearConv's, from qoperator_rewrite).
+  const bool int_bias = ctx.has_input(8) && ctx.input(8).dtype() == DType::kInt32;
+  OSPREY_RETURN_IF_ERROR(check_bias(ctx, 8, d.M, int_bias ? DType::kInt32 : DType::kFloat32));
   const std::string act = ctx.attr_string("activation", "");
   const std::vector<float> params = ctx.attr_floats("activation_params");
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
@@ -595,15 +600,24 @@ Status fused_qlinear_conv(KernelContext& ctx) {
   } else {
     OSPREY_ASSIGN_OR_RETURN(y, ctx.new_output(0, ytype, yshape));
   }
-  const float* bias = ctx.has_input(8) ? ctx.input(8).data<float>() : nullptr;
+  const float* bias = ctx.has_input(8) && !int_bias ? ctx.input(8).data<float>() : nullptr;
+  const int32_t* ibias = int_bias ? ctx.input(8).data<int32_t>() : nullptr;
   const int64_t out_sz = d.w.out_numel();
   auto requantize = [&]<class Q>(Q* out) {
     const int32_t* a = acc.data<int32_t>();
     for (int64_t n = 0; n < d.N; ++n)
       for (int64_t m = 0; m < d.M; ++m) {
         const float scale = xs[0] * ws[ws.size() > 1 ? static_cast<size_t>(m) : 0];
-        const float b = bias ? bias[m] : 0.0f;
         const int64_t base = (n * d.M + m) * out_sz;
+        if (ibias) {  // ONNX QLinearConv's arithmetic: (acc + B) * (x_scale * w_scale / y_scale)
+          const float mult = scale / ys[0];
+          for (int64_t i = 0; i < out_sz; ++i) {
+            const float v = std::min(hi / ys[0], std::max(lo / ys[0], static_cast<float>(a[base + i] + ibias[m]) * mult));
+            out[base + i] = saturate_round<Q>(static_cast<double>(std::nearbyint(v)) + yzp[0]);
+          }
+          continue;
+        }
+        const float b = bias ? bias[m] : 0.0f;
         for (int64_t i = 0; i < out_sz; ++i) {
           const float v = std::min(hi, std::max(lo, static_cast<float>(a[base + i]) * scale + b));
           out[base + i] = saturate_round<Q>(static_cast<double>(std::nearbyint(v / ys[0])) + yzp[0]);

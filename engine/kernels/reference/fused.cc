@@ -241,7 +241,8 @@ Status fused_conv(KernelContext& ctx) {
 }
 
 Status channels_last_max_pool(KernelContext& ctx) {
-  OSPREY_RETURN_IF_ERROR(require_float32(ctx, 0, "X"));
+  if (ctx.has_input(0) && ctx.input(0).dtype() != DType::kUInt8 && ctx.input(0).dtype() != DType::kInt8)
+    OSPREY_RETURN_IF_ERROR(require_float32(ctx, 0, "X"));  // float32, or a quantized model's bytes
   if (ctx.output_requested(1)) return invalid_argument("com.osprey MaxPool has no Indices output");
   if (!ctx.has_input(0)) return invalid_argument("input X is required");
   bool channels_last = false;
