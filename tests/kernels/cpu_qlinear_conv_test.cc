@@ -15,22 +15,6 @@
 namespace osprey::testing {
 namespace {
 
-Tensor random_bytes(DType t, Shape shape, uint32_t seed) {
-  Tensor r(t, std::move(shape));
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int> d(t == DType::kInt8 ? -128 : 0, t == DType::kInt8 ? 127 : 255);
-  for (int64_t i = 0; i < r.numel(); ++i) {
-    const int v = d(gen);
-    if (t == DType::kInt8) r.data<int8_t>()[i] = static_cast<int8_t>(v);
-    else r.data<uint8_t>()[i] = static_cast<uint8_t>(v);
-  }
-  return r;
-}
-
-Tensor byte_scalar(DType t, int v) {
-  return t == DType::kInt8 ? vec<int8_t>({static_cast<int8_t>(v)}) : vec<uint8_t>({static_cast<uint8_t>(v)});
-}
-
 // Largest |got - want| over the elements (as ints) and how many differ.
 std::pair<int, int64_t> byte_diff(const Tensor& got, const Tensor& want) {
   EXPECT_EQ(got.dtype(), want.dtype());

@@ -329,13 +329,16 @@ TEST(CpuRowKernels, SigmoidMatchesADoubleOracleOnEveryIsa) {
   EXPECT_NEAR(z[1], 1.0 / (1.0 + std::exp(-0.5)), 1e-7);
 }
 
-TEST(CpuRowKernels, SigmoidKernelMatchesReferenceOnThreads) {
+// A one-input element-wise kernel against its reference on `shapes` (seeded values in
+// [-spread, spread)), without a pool and on two threads, within 1e-6 of the outputs' scale.
+void expect_unary_matches(const NodeRunner& ref, const NodeRunner& cpu, const std::vector<Shape>& shapes,
+                          float spread) {
   static ThreadPool pool2(2);
-  NodeRunner ref("Sigmoid", "", 13, {}, Device::ref);
-  NodeRunner cpu("Sigmoid", "", 13, {}, Device::cpu);
   ASSERT_TRUE(cpu.found());
-  for (const Shape& s : {Shape{1, 1, 64, 70}, Shape{3}, Shape{}, Shape{0, 5}, Shape{2, 4097}}) {
-    const Tensor x = random_tensor(s, 7);
+  for (const Shape& s : shapes) {
+    SCOPED_TRACE(shape_to_string(s));
+    Tensor x = random_tensor(s, 7);
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] *= spread;
     auto want = ref.run({x});
     ASSERT_TRUE(want.ok());
     for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
@@ -344,6 +347,12 @@ TEST(CpuRowKernels, SigmoidKernelMatchesReferenceOnThreads) {
       expect_close(*got, *want, 1e-6);
     }
   }
+}
+
+TEST(CpuRowKernels, SigmoidKernelMatchesReferenceOnThreads) {
+  NodeRunner ref("Sigmoid", "", 13, {}, Device::ref);
+  NodeRunner cpu("Sigmoid", "", 13, {}, Device::cpu);
+  expect_unary_matches(ref, cpu, {Shape{1, 1, 64, 70}, Shape{3}, Shape{}, Shape{0, 5}, Shape{2, 4097}}, 1.0f);
 }
 
 TEST(CpuRowKernels, GeluMatchesADoubleOracleOnEveryIsa) {
@@ -390,24 +399,12 @@ TEST(CpuRowKernels, GeluMatchesADoubleOracleOnEveryIsa) {
 }
 
 TEST(CpuRowKernels, GeluKernelMatchesReferenceOnFormsAndThreads) {
-  static ThreadPool pool2(2);
   for (const char* approx : {"none", "tanh"}) {
     const Attrs attrs = {{"approximate", string_attr(approx)}};
     NodeRunner ref("Gelu", "com.osprey", 1, attrs, Device::ref);
     NodeRunner cpu("Gelu", "com.osprey", 1, attrs, Device::cpu);
-    ASSERT_TRUE(cpu.found());
-    for (const Shape& s : {Shape{1, 128, 1536}, Shape{3}, Shape{}, Shape{0, 5}, Shape{2, 4097}}) {
-      SCOPED_TRACE(std::string(approx) + " " + shape_to_string(s));
-      Tensor x = random_tensor(s, 9);
-      for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] *= 4.0f;
-      auto want = ref.run({x});
-      ASSERT_TRUE(want.ok());
-      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-        auto got = cpu.run({x}, pool);
-        ASSERT_TRUE(got.ok()) << got.status().to_string();
-        expect_close(*got, *want, 1e-6);
-      }
-    }
+    SCOPED_TRACE(approx);
+    expect_unary_matches(ref, cpu, {Shape{1, 128, 1536}, Shape{3}, Shape{}, Shape{0, 5}, Shape{2, 4097}}, 4.0f);
   }
   // A bad form is the reference's error, naming the attribute.
   NodeRunner cpu("Gelu", "com.osprey", 1, {{"approximate", string_attr("fast")}}, Device::cpu);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,24 @@ inline std::vector<cpu::VectorIsa> runnable_isas() {
   for (cpu::VectorIsa isa : {cpu::VectorIsa::generic, cpu::VectorIsa::avx2, cpu::VectorIsa::avx512})
     if (cpu::vector_isa_supported(isa)) out.push_back(isa);
   return out;
+}
+
+// Seeded uniform uint8 / int8 values over the type's whole range.
+inline Tensor random_bytes(DType t, Shape shape, uint32_t seed) {
+  Tensor r(t, std::move(shape));
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> d(t == DType::kInt8 ? -128 : 0, t == DType::kInt8 ? 127 : 255);
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    const int v = d(gen);
+    if (t == DType::kInt8) r.data<int8_t>()[i] = static_cast<int8_t>(v);
+    else r.data<uint8_t>()[i] = static_cast<uint8_t>(v);
+  }
+  return r;
+}
+
+// One uint8 / int8 value (a zero point).
+inline Tensor byte_scalar(DType t, int v) {
+  return t == DType::kInt8 ? vec<int8_t>({static_cast<int8_t>(v)}) : vec<uint8_t>({static_cast<uint8_t>(v)});
 }
 
 inline bool bit_equal(const Tensor& a, const Tensor& b) {

@@ -10,15 +10,6 @@ namespace {
 
 constexpr int64_t kK = 16, kN = 12;
 
-void int8_initializer(ModelBuilder& m, const std::string& name, std::vector<int64_t> dims,
-                      std::vector<int> values) {
-  auto* t = m.proto().mutable_graph()->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::INT8);
-  for (int64_t d : dims) t->add_dims(d);
-  for (int v : values) t->add_int32_data(v);
-}
-
 struct Form {
   bool per_column = false;
   bool bias = true;           // a constant bias [N]
@@ -36,8 +27,8 @@ ModelBuilder dynamic_product(const Form& f) {
   if (f.shared_cast) m.output("yf");
   std::vector<int> w;
   for (int64_t i = 0; i < kK * kN; ++i) w.push_back(static_cast<int>((i * 37) % 255) - 127);
-  int8_initializer(m, "w", {kK, kN}, w);
-  int8_initializer(m, "wz", {}, {0});
+  typed_initializer(m, "w", onnx::TensorProto::INT8, {kK, kN}, w);
+  typed_initializer(m, "wz", onnx::TensorProto::INT8, {}, {0});
   std::vector<float> ws;
   for (int64_t j = 0; j < (f.per_column ? kN : 1); ++j) ws.push_back(0.01f + 0.002f * static_cast<float>(j));
   m.initializer("ws", f.per_column ? std::vector<int64_t>{kN} : std::vector<int64_t>{}, ws);

@@ -9,15 +9,6 @@
 namespace osprey::passes::testing {
 namespace {
 
-void typed_initializer(ModelBuilder& m, const std::string& name, int type, std::vector<int64_t> dims,
-                       std::vector<int> values) {
-  auto* t = m.proto().mutable_graph()->add_initializer();
-  t->set_name(name);
-  t->set_data_type(type);
-  for (int64_t d : dims) t->add_dims(d);
-  for (int v : values) t->add_int32_data(v);
-}
-
 // x float [1, 4, 6, 6] -> QuantizeLinear -> QLinearConv(3x3, pads 1, int8 weights, int32 bias)
 // -> DequantizeLinear -> y.
 ModelBuilder qoperator_conv(bool bias) {

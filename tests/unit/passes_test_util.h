@@ -184,6 +184,17 @@ inline onnx::TensorProto& int64_initializer(ModelBuilder& m, const std::string& 
   return *t;
 }
 
+// An initializer of a type stored in int32_data (INT8, UINT8, INT32, ...) holding `values`.
+inline onnx::TensorProto& typed_initializer(ModelBuilder& m, const std::string& name, int type,
+                                            std::vector<int64_t> dims, std::vector<int> values) {
+  auto* t = m.proto().mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (auto d : dims) t->add_dims(d);
+  for (int v : values) t->add_int32_data(v);
+  return *t;
+}
+
 // Adds a GRAPH attribute `attr` to `node` holding a one-output subgraph; returns the subgraph.
 inline onnx::GraphProto& add_branch(onnx::NodeProto& node, const std::string& attr,
                                     const std::string& output) {

@@ -492,14 +492,61 @@ OSPREY_INLINE void store_elems(uint16_t* p, F v) {
   std::memcpy(p, &h, sizeof h);
 }
 
+// How a max pool reads, compares and writes elements of type T in vectors the size of F:
+// float32 (F itself), bfloat16 bits (uint16_t, widened to F: the max of bfloat16 values is one
+// of them, so narrowing it back is exact), and uint8 / int8 (byte vectors of F's size: 64
+// lanes for AVX-512; a quantized model's pools, exact and layout-free as the float ones).
+template <class F>
+struct ByteLanes;
+template <>
+struct ByteLanes<F4> {
+  typedef uint8_t U __attribute__((vector_size(16)));
+  typedef int8_t S __attribute__((vector_size(16)));
+};
+template <>
+struct ByteLanes<F8> {
+  typedef uint8_t U __attribute__((vector_size(32)));
+  typedef int8_t S __attribute__((vector_size(32)));
+};
+template <>
+struct ByteLanes<F16> {
+  typedef uint8_t U __attribute__((vector_size(64)));
+  typedef int8_t S __attribute__((vector_size(64)));
+};
+template <class F, class T>
+struct PoolLanes {  // float32 and bfloat16
+  using V = F;
+  static constexpr int W = kWidth<F>;
+  OSPREY_INLINE static V load(const T* p) { return load_elems<F>(p); }
+  OSPREY_INLINE static void store(T* p, V v) { store_elems<F>(p, v); }
+  OSPREY_INLINE static bool greater(T a, T b) { return widen(a) > widen(b); }
+  static T lowest() { return narrow<T>(std::numeric_limits<float>::lowest()); }
+};
+template <class F, class T>
+  requires(sizeof(T) == 1)
+struct PoolLanes<F, T> {  // uint8 and int8
+  using V = std::conditional_t<std::is_signed_v<T>, typename ByteLanes<F>::S, typename ByteLanes<F>::U>;
+  static constexpr int W = static_cast<int>(sizeof(V));
+  OSPREY_INLINE static V load(const T* p) {
+    V v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  OSPREY_INLINE static void store(T* p, V v) { std::memcpy(p, &v, sizeof v); }
+  OSPREY_INLINE static bool greater(T a, T b) { return a > b; }
+  static T lowest() { return std::numeric_limits<T>::lowest(); }
+};
+
 // Max pool over channels-last rows (see max_pool_nhwc_rows): each output pixel starts as its
 // first valid tap and takes v where v > it, lane by lane (the reference's order, so NaNs land
 // the same way), kept in registers over a window's taps; a window with no valid tap gets the
-// lowest float (bfloat16: the lowest bfloat16). The valid taps of a window form a rectangle.
+// type's lowest value. The valid taps of a window form a rectangle.
 template <class F, class T>
 OSPREY_INLINE void max_pool_impl(const T* x, T* y, const PoolGeometry* g, int64_t row_begin,
                                  int64_t row_end) {
-  constexpr int W = kWidth<F>;
+  using L = PoolLanes<F, T>;
+  using V = typename L::V;
+  constexpr int W = L::W;
   const int64_t C = g->C;
   // The taps k of a window starting at `start` (step d, extent n) that land in [0, size).
   auto valid = [](int64_t start, int64_t d, int64_t n, int64_t size, int64_t* lo, int64_t* hi) {
@@ -520,7 +567,7 @@ OSPREY_INLINE void max_pool_impl(const T* x, T* y, const PoolGeometry* g, int64_
       int64_t kw_lo, kw_hi;
       valid(w0, g->DW, g->KW, g->W, &kw_lo, &kw_hi);
       if (kh_lo == kh_hi || kw_lo == kw_hi) {
-        std::fill(yo, yo + C, narrow<T>(std::numeric_limits<float>::lowest()));
+        std::fill(yo, yo + C, L::lowest());
         continue;
       }
       const T* first = xn + ((h0 + kh_lo * g->DH) * g->W + w0 + kw_lo * g->DW) * C;
@@ -529,92 +576,21 @@ OSPREY_INLINE void max_pool_impl(const T* x, T* y, const PoolGeometry* g, int64_
       };
       int64_t c = 0;
       for (; c + W <= C; c += W) {
-        F acc = load_elems<F>(first + c);
+        V acc = L::load(first + c);
         for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
-          for (int64_t kw = kh == kh_lo ? kw_lo + 1 : kw_lo; kw < kw_hi; ++kw)
-            acc = vmax(load_elems<F>(tap(kh, kw) + c), acc);
-        store_elems<F>(yo + c, acc);
+          for (int64_t kw = kh == kh_lo ? kw_lo + 1 : kw_lo; kw < kw_hi; ++kw) {
+            const V v = L::load(tap(kh, kw) + c);
+            acc = v > acc ? v : acc;
+          }
+        L::store(yo + c, acc);
       }
       for (; c < C; ++c) {
         T acc = first[c];
         for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
           for (int64_t kw = kh == kh_lo ? kw_lo + 1 : kw_lo; kw < kw_hi; ++kw) {
             const T v = tap(kh, kw)[c];
-            acc = widen(v) > widen(acc) ? v : acc;
+            acc = L::greater(v, acc) ? v : acc;
           }
-        yo[c] = acc;
-      }
-    }
-  }
-}
-
-// The same over uint8 / int8 (T) values, V the byte vector of F's size (64 lanes for AVX-512):
-// max is exact and layout-free, so a quantized model's pools run as the float ones.
-template <class F>
-struct ByteLanes;
-template <>
-struct ByteLanes<F4> {
-  typedef uint8_t U __attribute__((vector_size(16)));
-  typedef int8_t S __attribute__((vector_size(16)));
-};
-template <>
-struct ByteLanes<F8> {
-  typedef uint8_t U __attribute__((vector_size(32)));
-  typedef int8_t S __attribute__((vector_size(32)));
-};
-template <>
-struct ByteLanes<F16> {
-  typedef uint8_t U __attribute__((vector_size(64)));
-  typedef int8_t S __attribute__((vector_size(64)));
-};
-
-template <class F, class T>
-OSPREY_INLINE void max_pool_bytes_impl(const T* x, T* y, const PoolGeometry* g, int64_t row_begin,
-                                       int64_t row_end) {
-  using V = std::conditional_t<std::is_signed_v<T>, typename ByteLanes<F>::S, typename ByteLanes<F>::U>;
-  constexpr int W = static_cast<int>(sizeof(V));
-  const int64_t C = g->C;
-  auto valid = [](int64_t start, int64_t d, int64_t n, int64_t size, int64_t* lo, int64_t* hi) {
-    *lo = start >= 0 ? 0 : (-start + d - 1) / d;
-    *hi = start + (n - 1) * d < size ? n : (size - 1 - start) / d + 1;
-    if (*hi < *lo || start + *lo * d >= size) *hi = *lo;
-  };
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const int64_t n = r / g->OH, oh = r % g->OH;
-    const T* xn = x + n * g->H * g->W * C;
-    T* yr = y + r * g->OW * C;
-    const int64_t h0 = oh * g->SH - g->PH;
-    int64_t kh_lo, kh_hi;
-    valid(h0, g->DH, g->KH, g->H, &kh_lo, &kh_hi);
-    for (int64_t ow = 0; ow < g->OW; ++ow) {
-      T* yo = yr + ow * C;
-      const int64_t w0 = ow * g->SW - g->PW;
-      int64_t kw_lo, kw_hi;
-      valid(w0, g->DW, g->KW, g->W, &kw_lo, &kw_hi);
-      if (kh_lo == kh_hi || kw_lo == kw_hi) {
-        std::fill(yo, yo + C, std::numeric_limits<T>::lowest());
-        continue;
-      }
-      auto tap = [&](int64_t kh, int64_t kw) {
-        return xn + ((h0 + kh * g->DH) * g->W + w0 + kw * g->DW) * C;
-      };
-      const T* first = tap(kh_lo, kw_lo);
-      int64_t c = 0;
-      for (; c + W <= C; c += W) {
-        V acc;
-        std::memcpy(&acc, first + c, sizeof acc);
-        for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
-          for (int64_t kw = kh == kh_lo ? kw_lo + 1 : kw_lo; kw < kw_hi; ++kw) {
-            V v;
-            std::memcpy(&v, tap(kh, kw) + c, sizeof v);
-            acc = v > acc ? v : acc;
-          }
-        std::memcpy(yo + c, &acc, sizeof acc);
-      }
-      for (; c < C; ++c) {
-        T acc = first[c];
-        for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
-          for (int64_t kw = kh == kh_lo ? kw_lo + 1 : kw_lo; kw < kw_hi; ++kw) acc = std::max(acc, tap(kh, kw)[c]);
         yo[c] = acc;
       }
     }
@@ -663,13 +639,7 @@ struct SumMiddleKernel {
 struct MaxPoolKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(A... a) {
-    max_pool_impl<F>(a...);  // T from the pointers: float or bfloat16 bits
-  }
-};
-struct MaxPoolBytesKernel {
-  template <class F, class I, class... A>
-  OSPREY_INLINE static void run(A... a) {
-    max_pool_bytes_impl<F>(a...);  // T from the pointers: uint8 or int8
+    max_pool_impl<F>(a...);  // T from the pointers: float, bfloat16 bits, uint8 or int8
   }
 };
 struct InterleaveKernel {
@@ -842,9 +812,9 @@ void max_pool_nhwc_rows(VectorIsa isa, const float* x, float* y, const PoolGeome
 void max_pool_nhwc_rows_bytes(VectorIsa isa, const void* x, void* y, bool is_signed, const PoolGeometry& g,
                               int64_t row_begin, int64_t row_end) {
   if (is_signed)
-    dispatch<MaxPoolBytesKernel>(isa, static_cast<const int8_t*>(x), static_cast<int8_t*>(y), &g, row_begin, row_end);
+    dispatch<MaxPoolKernel>(isa, static_cast<const int8_t*>(x), static_cast<int8_t*>(y), &g, row_begin, row_end);
   else
-    dispatch<MaxPoolBytesKernel>(isa, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), &g, row_begin,
+    dispatch<MaxPoolKernel>(isa, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), &g, row_begin,
                                  row_end);
 }
 

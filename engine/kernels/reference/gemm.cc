@@ -212,19 +212,31 @@ Status matmul(KernelContext& ctx) {
   });
 }
 
+namespace {
+
+// MatMulInteger's operands (inputs 0 and 1, uint8 / int8) and the product's shape.
+Status integer_product_shape(const KernelContext& ctx, MatMulShape* s) {
+  OSPREY_RETURN_IF_ERROR(check_int8(ctx.input(0), "input A"));
+  OSPREY_RETURN_IF_ERROR(check_int8(ctx.input(1), "input B"));
+  return matmul_shape(ctx.input(0).shape(), ctx.input(1).shape(), s);
+}
+
+// The exact int32 sums of (A - a_zero_point)(B - b_zero_point) (zero points at inputs 2, 3) into y.
+Status integer_product(KernelContext& ctx, const MatMulShape& s, int32_t* y) {
+  OSPREY_ASSIGN_OR_RETURN(Tensor ai, subtract_zp(ctx, ctx.input(0), 2, true, "a_zero_point"));
+  OSPREY_ASSIGN_OR_RETURN(Tensor bi, subtract_zp(ctx, ctx.input(1), 3, false, "b_zero_point"));
+  matmul_run<int32_t>(s, ai.data<int32_t>(), bi.data<int32_t>(), y, ctx.pool());
+  return Status::Ok();
+}
+
+}  // namespace
+
 // MatMulInteger(A, B, a_zero_point?, b_zero_point?) -> int32.
 Status matmul_integer(KernelContext& ctx) {
-  const Tensor& A = ctx.input(0);
-  const Tensor& B = ctx.input(1);
-  OSPREY_RETURN_IF_ERROR(check_int8(A, "input A"));
-  OSPREY_RETURN_IF_ERROR(check_int8(B, "input B"));
   MatMulShape s;
-  OSPREY_RETURN_IF_ERROR(matmul_shape(A.shape(), B.shape(), &s));
-  OSPREY_ASSIGN_OR_RETURN(Tensor ai, subtract_zp(ctx, A, 2, true, "a_zero_point"));
-  OSPREY_ASSIGN_OR_RETURN(Tensor bi, subtract_zp(ctx, B, 3, false, "b_zero_point"));
+  OSPREY_RETURN_IF_ERROR(integer_product_shape(ctx, &s));
   OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output(0, DType::kInt32, s.out));
-  if (Y.numel() > 0) matmul_run<int32_t>(s, ai.data<int32_t>(), bi.data<int32_t>(), Y.data<int32_t>(), ctx.pool());
-  return Status::Ok();
+  return Y.numel() > 0 ? integer_product(ctx, s, Y.data<int32_t>()) : Status::Ok();
 }
 
 // com.osprey MatMulIntegerToFloat(A, B, a_zero_point?, b_zero_point?, scale, bias?) -> float32,
@@ -237,12 +249,8 @@ Status matmul_integer_to_float(KernelContext& ctx) {
   const std::string act = ctx.attr_string("activation", "");
   if (!act.empty() && act != "Relu" && act != "Gelu" && act != "GeluTanh")
     return invalid_argument("activation '", act, "': MatMulIntegerToFloat takes none, Relu, Gelu or GeluTanh");
-  const Tensor& A = ctx.input(0);
-  const Tensor& B = ctx.input(1);
-  OSPREY_RETURN_IF_ERROR(check_int8(A, "input A"));
-  OSPREY_RETURN_IF_ERROR(check_int8(B, "input B"));
   MatMulShape s;
-  OSPREY_RETURN_IF_ERROR(matmul_shape(A.shape(), B.shape(), &s));
+  OSPREY_RETURN_IF_ERROR(integer_product_shape(ctx, &s));
   if (!ctx.has_input(4)) return invalid_argument("scale (input 4) is missing");
   const Tensor& scale = ctx.input(4);
   if (scale.dtype() != DType::kFloat32 || !(scale.numel() == 1 || (scale.rank() == 1 && scale.numel() == s.N)))
@@ -252,12 +260,10 @@ Status matmul_integer_to_float(KernelContext& ctx) {
   if (has_bias && (ctx.input(5).dtype() != DType::kFloat32 || ctx.input(5).shape() != Shape{s.N}))
     return invalid_argument("bias has type ", dtype_name(ctx.input(5).dtype()), " and shape ",
                             shape_to_string(ctx.input(5).shape()), "; expected float32 [", s.N, "]");
-  OSPREY_ASSIGN_OR_RETURN(Tensor ai, subtract_zp(ctx, A, 2, true, "a_zero_point"));
-  OSPREY_ASSIGN_OR_RETURN(Tensor bi, subtract_zp(ctx, B, 3, false, "b_zero_point"));
   OSPREY_ASSIGN_OR_RETURN(Tensor acc, ctx.new_tensor(DType::kInt32, s.out));
   OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output(0, DType::kFloat32, s.out));
   if (Y.numel() == 0) return Status::Ok();
-  matmul_run<int32_t>(s, ai.data<int32_t>(), bi.data<int32_t>(), acc.data<int32_t>(), ctx.pool());
+  OSPREY_RETURN_IF_ERROR(integer_product(ctx, s, acc.data<int32_t>()));
   const float* sc = scale.data<float>();
   const float* bias = has_bias ? ctx.input(5).data<float>() : nullptr;
   const bool per_column = scale.numel() > 1;
