@@ -5,7 +5,8 @@
 // (the "static same padding" that TensorFlow- and timm-style exports put before convolutions).
 // A quantized convolution (ONNX's or com.osprey's QLinearConv) takes a Pad of its
 // x_zero_point the same way: its own padding is x_zero_point too (a real 0), as a QOperator
-// model pads with the quantized 0.
+// model pads with the quantized 0; and a float zero Pad before the QuantizeLinear that feeds
+// it (per tensor, read by nothing else), which then quantizes the unpadded input.
 // Conditions: Pad in mode "constant" with a constant value of 0 (or none; x_zero_point for
 // QLinearConv), constant non-negative pads that leave the batch and channel dims alone, no
 // `axes` input; the convolution has auto_pad NOTSET (or none) and reads the Pad's output only
@@ -55,8 +56,22 @@ class PadConvFold final : public Pass {
     std::vector<int64_t> pads;
     double value = 0, conv_value = 0;
     if (!constant_padding(g, pad, &pads, &value)) return false;
-    const int y = pad.outputs[0];
-    const int reader = ix.sole_reader(y);
+    int y = pad.outputs[0];
+    int reader = ix.sole_reader(y);
+    // A float zero Pad, then a per-tensor QuantizeLinear, then a QLinearConv (a quantized
+    // model's first convolution): the Pad moves behind the quantization, where it pads with
+    // the zero point (0 quantizes to it exactly), and folds into the convolution.
+    ir::Node* quantize = nullptr;
+    if (reader >= 0 && value == 0.0 && per_tensor_quantization(g, g.nodes[static_cast<size_t>(reader)]) &&
+        is_op(g.nodes[static_cast<size_t>(reader)], "QuantizeLinear") &&
+        g.nodes[static_cast<size_t>(reader)].inputs[0] == y) {
+      quantize = &g.nodes[static_cast<size_t>(reader)];
+      const int zp = input_at(*quantize, 2);
+      value = zp == ir::kNoValue ? 0.0 : constant_tensor(g, zp)->get_as_double(0);
+      y = quantize->outputs[0];
+      reader = ix.sole_reader(y);
+      if (reader >= 0 && !is_qlinear_conv(g.nodes[static_cast<size_t>(reader)])) return false;
+    }
     if (reader < 0 || !foldable_conv(g.nodes[static_cast<size_t>(reader)], y)) return false;
     ir::Node& conv = g.nodes[static_cast<size_t>(reader)];
     if (!padding_value(g, conv, &conv_value) || value != conv_value) return false;
@@ -75,7 +90,13 @@ class PadConvFold final : public Pass {
     a.ints = conv_pads;
     conv.attributes["pads"] = a;
     conv.attributes.erase("auto_pad");
-    conv.inputs[0] = pad.inputs[0];
+    if (quantize) {
+      quantize->inputs[0] = pad.inputs[0];
+      g.values[static_cast<size_t>(y)].type.has_shape = false;  // now the unpadded shape
+      g.values[static_cast<size_t>(y)].type.shape.clear();
+    } else {
+      conv.inputs[0] = pad.inputs[0];
+    }
     std::vector<bool> dead(g.nodes.size(), false);
     dead[i] = true;
     erase_nodes(g, dead);
