@@ -48,9 +48,12 @@ std::unique_ptr<Pass> make_common_subexpression_elimination();
 std::unique_ptr<Pass> make_gelu_fusion();
 std::unique_ptr<Pass> make_hard_swish_fusion();
 std::unique_ptr<Pass> make_qdq_conv_fusion();
-// Tests: qdq_conv_fusion fuses even where oneDNN's int8 kernels have no VNNI (its QLinearConv
-// kernel then runs the reference), so that the pass is checked on every machine.
+// Tests: qdq_conv_fusion and qdq_matmul_fusion fuse even where oneDNN's int8 kernels have no
+// VNNI (their kernels then run the reference), so that the passes are checked on every machine.
 void force_qdq_conv_fusion(bool on);
+// Whether the QDQ int8 fusions run: where oneDNN's int8 kernels have VNNI, or when forced.
+bool qdq_int8_fusions_allowed();
+std::unique_ptr<Pass> make_qdq_matmul_fusion();
 std::unique_ptr<Pass> make_qdq_add_fusion();
 std::unique_ptr<Pass> make_matmul_integer_fusion();
 std::unique_ptr<Pass> make_qoperator_rewrite();

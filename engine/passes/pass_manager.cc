@@ -21,6 +21,7 @@ PassManager PassManager::with_default_passes(PassManagerOptions options) {
   // Level 1: clean-ups and folds.
   pm.add(make_identity_elimination());
   pm.add(make_qdq_conv_fusion());  // before folding turns DequantizeLinear(w_q) into floats
+  pm.add(make_qdq_matmul_fusion());  // likewise
   pm.add(make_constant_folding());
   pm.add(make_inline_captured_constants());  // what folding made constant, into subgraphs
   pm.add(make_shape_folding());

@@ -186,7 +186,7 @@ class QdqConvFusion final : public Pass {
   Result<bool> run(ir::Graph& g, PassContext& ctx) override {
     // Without VNNI oneDNN's int8 convolutions saturate (cpu_capabilities.h): the QDQ graph then
     // runs as it is (vectorized QuantizeLinear / DequantizeLinear around float convolutions).
-    if (!cpu::int8_vnni_available() && !g_forced.load(std::memory_order_relaxed)) return false;
+    if (!qdq_int8_fusions_allowed()) return false;
     GraphIndex ix(g, ctx.in_subgraph);
     std::vector<bool> dead(g.nodes.size(), false);
     bool changed = false;
@@ -245,6 +245,10 @@ class QdqConvFusion final : public Pass {
 };
 
 }  // namespace
+
+bool qdq_int8_fusions_allowed() {
+  return cpu::int8_vnni_available() || g_forced.load(std::memory_order_relaxed);
+}
 
 void force_qdq_conv_fusion(bool on) {
   g_forced.store(on, std::memory_order_relaxed);

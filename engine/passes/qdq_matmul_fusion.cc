@@ -1,0 +1,121 @@
+// qdq_matmul_fusion (level 2, before constant folding): a linear layer of a model quantized in
+// the QDQ format (quantize_static of a transformer),
+//   x_q -> DequantizeLinear -> MatMul(., DequantizeLinear(w_q))
+// becomes the int8 product a dynamically quantized model writes,
+//   MatMulInteger(x_q, w_q, x_zp, w_zp) -> Cast(float) -> Mul(x_scale * w_scale)
+// which matmul_integer_fusion then runs as one com.osprey MatMulIntegerToFloat on oneDNN's int8
+// matmul, with the bias Add and the activation after it. The QDQ graph sums float products of
+// dequantized values; this sums the integers exactly and scales once, so a result may differ
+// by float rounding (and a later quantization by one step). It must run before constant
+// folding, which would turn DequantizeLinear(w_q) into float weights. Only where oneDNN's int8
+// kernels have VNNI (qdq_int8_fusions_allowed(); elsewhere the reference's integer GEMM would
+// be slower than the float MatMul).
+// What matches: x's quantization per tensor (one constant scale and zero point); constant int8
+// weights of rank 2 [K, N] with a scale of one value or one per column (axis 1) and a zero
+// point absent or constant; no opset-21 attributes (block_size, output_dtype). The
+// DequantizeLinear nodes stay when something else reads them.
+#include "passes/fusion_util.h"
+#include "passes/pass.h"
+#include "passes/pass_util.h"
+
+namespace osprey::passes {
+namespace {
+
+struct Match {
+  const ir::Node* x_dq = nullptr;
+  const ir::Node* w_dq = nullptr;
+  std::vector<float> scale;  // x_scale * w_scale[n]: one value, or N
+};
+
+bool match(const ir::Graph& g, const GraphIndex& ix, const ir::Node& mm, Match* m) {
+  if (!is_op(mm, "MatMul") || mm.inputs.size() != 2 || mm.outputs.size() != 1 || mm.outputs[0] < 0) return false;
+  m->x_dq = producer_op(g, ix, mm.inputs[0], "DequantizeLinear");
+  m->w_dq = producer_op(g, ix, mm.inputs[1], "DequantizeLinear");
+  if (!m->x_dq || !m->w_dq || !per_tensor_quantization(g, *m->x_dq)) return false;
+  const ir::Node& wdq = *m->w_dq;
+  if (wdq.inputs.size() < 2 || wdq.find_attribute("block_size") || wdq.find_attribute("output_dtype")) return false;
+  const Tensor* w = constant_tensor(g, wdq.inputs[0]);
+  const Tensor* ws = constant_tensor(g, wdq.inputs[1]);
+  if (!w || !ws || w->dtype() != DType::kInt8 || w->rank() != 2 || ws->dtype() != DType::kFloat32) return false;
+  const int64_t n = w->dim(1);
+  if (ws->numel() != 1) {
+    const auto* axis = wdq.find_attribute("axis");
+    const int64_t a = axis ? axis->i : 1;
+    if (ws->rank() != 1 || ws->numel() != n || (a != 1 && a != -1)) return false;
+  }
+  const int wz = input_at(wdq, 2);
+  if (wz != ir::kNoValue) {
+    const Tensor* z = constant_tensor(g, wz);
+    if (!z || z->dtype() != DType::kInt8 || z->numel() != ws->numel()) return false;
+  }
+  const float xs = constant_tensor(g, m->x_dq->inputs[1])->data<float>()[0];
+  for (int64_t j = 0; j < ws->numel(); ++j) m->scale.push_back(xs * ws->data<float>()[j]);
+  return true;
+}
+
+ir::ValueType tensor_of(DType t) {
+  ir::ValueType v;
+  v.kind = ir::ValueType::Kind::kTensor;
+  v.dtype = t;
+  return v;
+}
+
+class QdqMatMulFusion final : public Pass {
+ public:
+  const char* name() const override { return "qdq_matmul_fusion"; }
+  int level() const override { return 2; }
+
+  Result<bool> run(ir::Graph& g, PassContext& ctx) override {
+    if (!qdq_int8_fusions_allowed()) return false;
+    GraphIndex ix(g, ctx.in_subgraph);
+    std::vector<ir::Node> added;
+    const size_t count = g.nodes.size();
+    for (size_t i = 0; i < count; ++i) {
+      Match m;
+      if (!match(g, ix, g.nodes[i], &m)) continue;
+      const ir::Node xdq = *m.x_dq, wdq = *m.w_dq;
+      const int out = g.nodes[i].outputs[0];
+      const std::string base = g.values[static_cast<size_t>(out)].name;
+      const int acc = add_unique_value(g, base + "_int32", tensor_of(DType::kInt32));
+      const int accf = add_unique_value(g, base + "_int32_float", float_tensor_type());
+      Tensor scale = Tensor::from_vector(m.scale);
+      if (m.scale.size() == 1) scale = scale.reshaped({});
+      const int scale_value = add_initializer(g, base + "_scale", scale);
+      ir::Node& n = g.nodes[i];
+      n.op_type = "MatMulInteger";
+      n.opset = std::max(n.opset, 10);
+      n.kernel = nullptr;
+      n.inputs = {xdq.inputs[0], wdq.inputs[0], input_at(xdq, 2), input_at(wdq, 2)};
+      n.outputs = {acc};
+      ir::Node cast;
+      cast.op_type = "Cast";
+      cast.opset = n.opset;
+      cast.name = n.name + "_to_float";
+      cast.inputs = {acc};
+      cast.outputs = {accf};
+      ir::Attribute to;
+      to.type = ir::Attribute::Type::kInt;
+      to.i = static_cast<int64_t>(DType::kFloat32);
+      cast.attributes["to"] = to;
+      ir::Node mul;
+      mul.op_type = "Mul";
+      mul.opset = n.opset;
+      mul.name = n.name + "_scale";
+      mul.inputs = {accf, scale_value};
+      mul.outputs = {out};
+      added.push_back(std::move(cast));
+      added.push_back(std::move(mul));
+    }
+    if (added.empty()) return false;
+    for (auto& n : added) g.nodes.push_back(std::move(n));
+    return true;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_qdq_matmul_fusion() {
+  return std::make_unique<QdqMatMulFusion>();
+}
+
+}  // namespace osprey::passes
