@@ -94,6 +94,15 @@ TEST(QOperatorKernels, QLinearAddBroadcasts) {
     const double want = std::clamp(std::nearbyint(s / ys) + yz, 0.0f, 255.0f);
     EXPECT_EQ(got[static_cast<size_t>(i)], static_cast<uint8_t>(want)) << "element " << i;
   }
+  // The zero points are optional (0; C uint8).
+  auto z = run_single("QLinearAdd", 1, {a, fvec({as}), Tensor(), b, fvec({bs}), Tensor(), fvec({ys}), Tensor()}, {}, kMs);
+  ASSERT_TRUE(z.ok()) << z.status().to_string();
+  ASSERT_EQ(z->dtype(), DType::kUInt8);
+  const auto zv = values<uint8_t>(*z);
+  for (int i = 0; i < 6; ++i) {
+    const float s = static_cast<float>(av[i]) * as + static_cast<float>(bv[i % 3]) * bs;
+    EXPECT_EQ(zv[static_cast<size_t>(i)], static_cast<uint8_t>(std::clamp(std::nearbyint(s / ys), 0.0f, 255.0f)));
+  }
 }
 
 }  // namespace

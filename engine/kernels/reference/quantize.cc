@@ -169,8 +169,8 @@ Status dynamic_quantize_linear(KernelContext& ctx) {
 // com.microsoft QLinearAdd (its QOperator-format models' residual sums, no activation), whose a
 // and b broadcast as numpy's; the fused one's are of one shape.
 Status qlinear_add(KernelContext& ctx) {
-  for (int i = 0; i < 8; ++i)
-    if (!ctx.has_input(i)) return invalid_argument("QLinearAdd needs 8 inputs; input ", i, " is missing");
+  for (int i : {0, 1, 3, 4, 6})  // the zero points (2, 5, 7) may be omitted: 0 (C's uint8)
+    if (!ctx.has_input(i)) return invalid_argument("QLinearAdd needs inputs 0, 1, 3, 4 and 6; input ", i, " is missing");
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(3);
   Shape out;
@@ -183,15 +183,22 @@ Status qlinear_add(KernelContext& ctx) {
   const int slots[3][3] = {{0, 1, 2}, {3, 4, 5}, {-1, 6, 7}};
   for (int k = 0; k < 3; ++k) {
     const Tensor& s = ctx.input(slots[k][1]);
-    const Tensor& z = ctx.input(slots[k][2]);
     if (s.dtype() != DType::kFloat32 || s.numel() != 1 || s.rank() > 1)
       return invalid_argument("input ", slots[k][1], " (a scale) must be one float32 value");
+    scale[k] = s.data<float>()[0];
+    if (!ctx.has_input(slots[k][2])) {
+      zp[k] = 0;
+      type[k] = k < 2 ? ctx.input(slots[k][0]).dtype() : DType::kUInt8;
+      if (type[k] != DType::kUInt8 && type[k] != DType::kInt8)
+        return invalid_argument("input ", slots[k][0], " has type ", dtype_name(type[k]), ", expected uint8 or int8");
+      continue;
+    }
+    const Tensor& z = ctx.input(slots[k][2]);
     if ((z.dtype() != DType::kUInt8 && z.dtype() != DType::kInt8) || z.numel() != 1 || z.rank() > 1)
       return invalid_argument("input ", slots[k][2], " (a zero point) must be one uint8 or int8 value");
     if (k < 2 && ctx.input(slots[k][0]).dtype() != z.dtype())
       return invalid_argument("input ", slots[k][0], " has type ", dtype_name(ctx.input(slots[k][0]).dtype()),
                               " but its zero point ", dtype_name(z.dtype()));
-    scale[k] = s.data<float>()[0];
     zp[k] = static_cast<int32_t>(z.get_as_int64(0));
     type[k] = z.dtype();
   }
