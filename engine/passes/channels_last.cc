@@ -356,12 +356,6 @@ class ChannelsLast final : public Pass {
     added_.push_back(std::move(t));
   }
 
-  static ir::ValueType tensor_type(DType d) {
-    ir::ValueType t = float_tensor_type();
-    t.dtype = d;
-    return t;
-  }
-
   int opset_ = 13;
   std::vector<DType> dtypes_;  // value id -> element type (kUndefined: unknown)
   std::vector<int> twin_;  // value id -> its channels-last twin

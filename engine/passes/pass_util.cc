@@ -95,9 +95,13 @@ int add_initializer(ir::Graph& g, const std::string& base, Tensor t) {
 }
 
 ir::ValueType float_tensor_type() {
+  return tensor_type(DType::kFloat32);
+}
+
+ir::ValueType tensor_type(DType d) {
   ir::ValueType t;
   t.kind = ir::ValueType::Kind::kTensor;
-  t.dtype = DType::kFloat32;
+  t.dtype = d;
   return t;
 }
 

@@ -74,5 +74,7 @@ int default_opset(const ir::Graph& g);
 ir::Attribute ints_attribute(std::vector<int64_t> v);
 ir::Attribute int_attribute(int64_t v);
 ir::ValueType float_tensor_type();
+// A tensor of element type `d`, shape unknown.
+ir::ValueType tensor_type(DType d);
 
 }  // namespace osprey::passes

@@ -53,13 +53,6 @@ bool match(const ir::Graph& g, const GraphIndex& ix, const ir::Node& mm, Match* 
   return true;
 }
 
-ir::ValueType tensor_of(DType t) {
-  ir::ValueType v;
-  v.kind = ir::ValueType::Kind::kTensor;
-  v.dtype = t;
-  return v;
-}
-
 class QdqMatMulFusion final : public Pass {
  public:
   const char* name() const override { return "qdq_matmul_fusion"; }
@@ -76,7 +69,7 @@ class QdqMatMulFusion final : public Pass {
       const ir::Node xdq = *m.x_dq, wdq = *m.w_dq;
       const int out = g.nodes[i].outputs[0];
       const std::string base = g.values[static_cast<size_t>(out)].name;
-      const int acc = add_unique_value(g, base + "_int32", tensor_of(DType::kInt32));
+      const int acc = add_unique_value(g, base + "_int32", tensor_type(DType::kInt32));
       const int accf = add_unique_value(g, base + "_int32_float", float_tensor_type());
       Tensor scale = Tensor::from_vector(m.scale);
       if (m.scale.size() == 1) scale = scale.reshaped({});
@@ -93,10 +86,7 @@ class QdqMatMulFusion final : public Pass {
       cast.name = n.name + "_to_float";
       cast.inputs = {acc};
       cast.outputs = {accf};
-      ir::Attribute to;
-      to.type = ir::Attribute::Type::kInt;
-      to.i = static_cast<int64_t>(DType::kFloat32);
-      cast.attributes["to"] = to;
+      cast.attributes["to"] = int_attribute(static_cast<int64_t>(DType::kFloat32));
       ir::Node mul;
       mul.op_type = "Mul";
       mul.opset = n.opset;
