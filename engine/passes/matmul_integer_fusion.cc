@@ -94,13 +94,10 @@ class MatMulIntegerFusion final : public Pass {
       nodes.insert(nodes.end(), m.act.nodes.begin(), m.act.nodes.end());
       if (!claim_match(nodes, static_cast<int>(i), &dead)) continue;
       ir::Node& n = g.nodes[i];
-      n.inputs = {n.inputs[0], n.inputs[1], input_at(n, 2), input_at(n, 3), m.scale};
-      if (m.bias != ir::kNoValue) n.inputs.push_back(m.bias);
+      make_fused(n, "MatMulIntegerToFloat", m.bias != ir::kNoValue ? 6 : 5);
+      n.inputs[4] = m.scale;
+      if (m.bias != ir::kNoValue) n.inputs[5] = m.bias;
       n.outputs = {m.output};
-      n.op_type = "MatMulIntegerToFloat";
-      n.domain = kOspreyDomain;
-      n.opset = 1;
-      n.kernel = nullptr;
       n.attributes.clear();
       if (!m.act.name.empty()) set_activation(n, m.act);
       changed = true;

@@ -42,21 +42,18 @@ bool rewrite_conv(ir::Graph& g, ir::Node& n) {
     n.inputs.resize(std::max<size_t>(n.inputs.size(), 8));
     n.inputs[7] = add_initializer(g, base + "_y_zero_point", Tensor::from_vector(std::vector<uint8_t>{0}));
   }
-  n.domain = kOspreyDomain;
-  n.opset = 1;
-  n.kernel = nullptr;
+  make_fused(n, "QLinearConv", n.inputs.size());
   return true;
 }
 
 // com.microsoft QLinearAdd of one shape -> com.osprey QLinearAdd.
 bool rewrite_add(const GraphIndex& ix, ir::Node& n) {
-  if (!is_ms(n, "QLinearAdd") || n.inputs.size() != 8 || n.inputs[0] < 0 || n.inputs[3] < 0) return false;
-  for (int v : n.inputs)
+  if (!is_ms(n, "QLinearAdd") || n.inputs.size() != 8) return false;
+  for (int v : n.inputs)  // ours takes all eight
     if (v < 0) return false;
   if (!ix.facts.has_shape[static_cast<size_t>(n.inputs[0])] || !ix.facts.same_shape(n.inputs[0], n.inputs[3]))
     return false;
-  n.domain = kOspreyDomain;
-  n.kernel = nullptr;
+  make_fused(n, "QLinearAdd", 8);
   return true;
 }
 
@@ -109,11 +106,8 @@ bool rewrite_gemm(ir::Graph& g, const GraphIndex& ix, size_t i, std::vector<ir::
                              add_initializer(g, base + "_scale", Tensor::from_vector(scale))};
   if (!bias.empty()) inputs.push_back(add_initializer(g, base + "_bias", Tensor::from_vector(bias)));
   ir::Node& m = g.nodes[i];
+  make_fused(m, "MatMulIntegerToFloat", inputs.size());
   m.inputs = inputs;
-  m.op_type = "MatMulIntegerToFloat";
-  m.domain = kOspreyDomain;
-  m.opset = 1;
-  m.kernel = nullptr;
   m.attributes.clear();
   if (y_scale != ir::kNoValue) {  // quantize the float product
     const int f = add_unique_value(g, base + "_float", float_tensor_type());
