@@ -220,8 +220,13 @@ DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers,
       return n.outputs.size() > 1 && id == n.outputs[1] ? DType::kFloat32 : DType::kUInt8;
     if (n.domain == "com.osprey" && n.op_type == "MatMulIntegerToFloat") return DType::kFloat32;
     if (n.domain == "com.microsoft") {  // the QOperator format's quantized ops
-      if (n.op_type == "QLinearAdd") {
-        id = input_at(n, 7);  // y_zero_point's type
+      const std::string& op = n.op_type;
+      // The output's zero point decides; absent, the first quantized input's type.
+      const int out_zp = op == "QLinearAdd" || op == "QLinearMul" ? 7 : op == "QLinearWhere" ? 8
+                         : op == "QLinearConcat" ? 1 : -1;
+      if (out_zp >= 0) {
+        const int z = input_at(n, static_cast<size_t>(out_zp));
+        id = z != ir::kNoValue ? z : input_at(n, op == "QLinearWhere" ? 1 : 0);
         continue;
       }
       if (n.op_type == "QGemm") {  // float32 without y_scale, else y_zero_point's type (uint8 without)
@@ -230,7 +235,14 @@ DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers,
         id = input_at(n, 8);
         continue;
       }
-      if (n.op_type != "QLinearGlobalAveragePool" || n.inputs.empty()) return DType::kUndefined;
+      // X's type: the pools; the table-driven activations and QLinearSoftmax when their y has
+      // no zero point (with one, its type).
+      if (op == "QLinearLeakyRelu" || op == "QLinearSigmoid" || op == "QLinearSoftmax") {
+        id = input_at(n, 4) != ir::kNoValue ? input_at(n, 4) : input_at(n, 0);
+        continue;
+      }
+      if ((op != "QLinearGlobalAveragePool" && op != "QLinearAveragePool") || n.inputs.empty())
+        return DType::kUndefined;
       id = n.inputs[0];
       continue;
     }

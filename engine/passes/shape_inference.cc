@@ -305,8 +305,17 @@ class Inference {
   // onnxruntime's quantized ops of the QOperator format (kernels/reference/qoperator.cc).
   void microsoft(const ir::Node& n, int y) {
     const std::string& op = n.op_type;
-    if (op == "QLinearAdd") {
+    if (op == "QLinearAdd" || op == "QLinearMul") {
       if (known(in(n, 0)) && known(in(n, 3))) set_shape(y, broadcast_sym(shape(in(n, 0)), shape(in(n, 3))));
+    } else if (op == "QLinearLeakyRelu" || op == "QLinearSigmoid" || op == "QLinearSoftmax") {
+      if (known(in(n, 0))) set_shape(y, shape(in(n, 0)));
+    } else if (op == "QLinearWhere") {
+      if (known(in(n, 0)) && known(in(n, 1)) && known(in(n, 4)))
+        set_shape(y, broadcast_sym(broadcast_sym(shape(in(n, 0)), shape(in(n, 1))), shape(in(n, 4))));
+    } else if (op == "QLinearConcat") {  // (y_scale, y_zero_point, then X, scale, zero point per input)
+      concat(n, y, 2, 3);
+    } else if (op == "QLinearAveragePool") {
+      pool(n, y);
     } else if (op == "QLinearGlobalAveragePool") {
       if (!known(in(n, 0)) || shape(in(n, 0)).size() < 3) return;
       SymShape s = shape(in(n, 0));
@@ -456,18 +465,20 @@ class Inference {
     set_shape(y, std::move(s));
   }
 
-  void concat(const ir::Node& n, int y) {
+  // Concat of the inputs first, first + step, ...
+  void concat(const ir::Node& n, int y, size_t first = 0, size_t step = 1) {
     SymShape s, c;
     bool all_contents = true;
     const int64_t axis_attr = attr_int(n, "axis", 0);
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (n.inputs.size() <= first) return;
+    for (size_t i = first; i < n.inputs.size(); i += step) {
       const int v = n.inputs[i];
       if (!known(v)) return;
       const SymShape& vs = shape(v);
       const int64_t r = static_cast<int64_t>(vs.size());
       const int64_t axis = axis_attr < 0 ? axis_attr + r : axis_attr;
       if (axis < 0 || axis >= r) return;
-      if (i == 0) {
+      if (i == first) {
         s = vs;
       } else {
         if (vs.size() != s.size()) return;
@@ -475,14 +486,13 @@ class Inference {
         const SymDim& e = vs[static_cast<size_t>(axis)];
         d = d.fixed() && e.fixed() ? fixed_dim(d.value + e.value) : SymDim{};
       }
-      if (has_contents(v) && r == 1) {
+      if (first == 0 && has_contents(v) && r == 1) {  // (a QLinearConcat re-quantizes)
         const SymShape& vc = contents(v);
         c.insert(c.end(), vc.begin(), vc.end());
       } else {
         all_contents = false;
       }
     }
-    if (n.inputs.empty()) return;
     set_shape(y, std::move(s));
     if (all_contents) set_contents(y, std::move(c));
   }

@@ -1,6 +1,7 @@
 // onnxruntime's com.microsoft quantized ops of the QOperator format on the reference kernels
-// (qoperator.cc, quantize.cc): values worked out by hand, broadcasting, saturation, and the
-// errors for malformed inputs.
+// (qoperator.cc, qoperator_elementwise.cc, pool.cc): values worked out by hand, broadcasting,
+// saturation, and the errors for malformed inputs. tests/zoo/test_qoperator_ops.py checks them
+// against onnxruntime's own kernels.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -103,6 +104,104 @@ TEST(QOperatorKernels, QLinearAddBroadcasts) {
     const float s = static_cast<float>(av[i]) * as + static_cast<float>(bv[i % 3]) * bs;
     EXPECT_EQ(zv[static_cast<size_t>(i)], static_cast<uint8_t>(std::clamp(std::nearbyint(s / ys), 0.0f, 255.0f)));
   }
+}
+
+TEST(QOperatorKernels, QLinearMulRoundsTheScaledIntegerProduct) {
+  // (A - 10) * (B - 2) * (0.5 * 0.25 / 0.1) + 3: [0 * 1, 10 * -2, 20 * 6] -> [3, -22, 153] -> int8 [3, -22, 127].
+  const Tensor a = vec<int8_t>({10, 20, 30}, {3});
+  const Tensor b = vec<int8_t>({3, 0, 8}, {3});
+  auto y = run_single("QLinearMul", 1,
+                      {a, fvec({0.5f}), vec<int8_t>({10}), b, fvec({0.25f}), vec<int8_t>({2}), fvec({0.1f}), vec<int8_t>({3})},
+                      {}, kMs);
+  ASSERT_TRUE(y.ok()) << y.status().to_string();
+  EXPECT_EQ(values<int8_t>(*y), (std::vector<int8_t>{3, -22, 127}));
+  // Without C's zero point, C takes A's type (int8 here), zero point 0.
+  auto z = run_single("QLinearMul", 1, {a, fvec({0.5f}), vec<int8_t>({10}), b, fvec({0.25f}), vec<int8_t>({2}), fvec({0.1f})},
+                      {}, kMs);
+  ASSERT_TRUE(z.ok()) << z.status().to_string();
+  EXPECT_EQ(z->dtype(), DType::kInt8);
+  EXPECT_EQ(values<int8_t>(*z), (std::vector<int8_t>{0, -25, 127}));
+  // A zero point of another type than its tensor is an error naming it.
+  auto bad = run_single("QLinearMul", 1,
+                        {a, fvec({0.5f}), vec<uint8_t>({10}), b, fvec({0.25f}), vec<int8_t>({2}), fvec({0.1f})}, {}, kMs);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().to_string().find("A_zero_point"), std::string::npos) << bad.status().to_string();
+}
+
+TEST(QOperatorKernels, TableActivationsQuantizeTheFloatFunction) {
+  // x = (q - 128) * 0.1: q 98 -> -3, 128 -> 0, 158 -> 3.
+  const Tensor x = vec<uint8_t>({98, 128, 158}, {3});
+  auto s = run_single("QLinearSigmoid", 1, {x, fvec({0.1f}), vec<uint8_t>({128}), fvec({1.0f / 256}), vec<uint8_t>({0})},
+                      {}, kMs);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  // sigmoid: 0.0474 * 256 = 12.14 -> 12; 0.5 -> 128; 0.9526 * 256 = 243.9 -> 244.
+  EXPECT_EQ(values<uint8_t>(*s), (std::vector<uint8_t>{12, 128, 244}));
+  auto l = run_single("QLinearLeakyRelu", 1, {x, fvec({0.1f}), vec<uint8_t>({128}), fvec({0.1f}), vec<uint8_t>({100})},
+                      {{"alpha", float_attr(0.5f)}}, kMs);
+  ASSERT_TRUE(l.ok()) << l.status().to_string();
+  EXPECT_EQ(values<uint8_t>(*l), (std::vector<uint8_t>{85, 100, 130}));
+}
+
+TEST(QOperatorKernels, QLinearSoftmaxAndItsErrors) {
+  // One row of [0, 0]: 0.5 each -> 128 with y_scale 1/256.
+  const std::vector<Tensor> in = {vec<uint8_t>({7, 7}, {1, 2}), fvec({0.1f}), vec<uint8_t>({0}), fvec({1.0f / 256}),
+                                  vec<uint8_t>({0})};
+  auto y = run_single("QLinearSoftmax", 1, in, {{"opset", int_attr(13)}}, kMs);
+  ASSERT_TRUE(y.ok()) << y.status().to_string();
+  EXPECT_EQ(values<uint8_t>(*y), (std::vector<uint8_t>{128, 128}));
+  auto no_opset = run_single("QLinearSoftmax", 1, in, {}, kMs);
+  ASSERT_FALSE(no_opset.ok());
+  EXPECT_NE(no_opset.status().to_string().find("opset"), std::string::npos) << no_opset.status().to_string();
+}
+
+TEST(QOperatorKernels, QLinearConcatRequantizesEachInput) {
+  // Output scale 0.5, zero point 10. Input 0 shares them (copied); input 1 (scale 1, zero
+  // point 0) doubles: [3, 4] -> [16, 18].
+  const std::vector<Tensor> in = {fvec({0.5f}), vec<uint8_t>({10}), vec<uint8_t>({1, 2}, {1, 2}), fvec({0.5f}),
+                                  vec<uint8_t>({10}), vec<uint8_t>({3, 4}, {1, 2}), fvec({1.0f}), vec<uint8_t>({0})};
+  auto y = run_single("QLinearConcat", 1, in, {{"axis", int_attr(1)}}, kMs);
+  ASSERT_TRUE(y.ok()) << y.status().to_string();
+  EXPECT_EQ(y->shape(), (Shape{1, 4}));
+  EXPECT_EQ(values<uint8_t>(*y), (std::vector<uint8_t>{1, 2, 16, 18}));
+  // Shapes that differ off the axis, and an incomplete triple, are errors naming them.
+  std::vector<Tensor> bad = in;
+  bad[5] = vec<uint8_t>({3, 4}, {2, 1});
+  auto r = run_single("QLinearConcat", 1, bad, {{"axis", int_attr(1)}}, kMs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().to_string().find("off axis"), std::string::npos) << r.status().to_string();
+  bad = in;
+  bad.pop_back();
+  r = run_single("QLinearConcat", 1, bad, {{"axis", int_attr(1)}}, kMs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().to_string().find("triples"), std::string::npos) << r.status().to_string();
+}
+
+TEST(QOperatorKernels, QLinearWhereChoosesAndRequantizes) {
+  const Tensor c = vec<bool>({true, false}, {2});
+  const std::vector<Tensor> in = {c, vec<uint8_t>({20, 20}, {2}), fvec({1.0f}), vec<uint8_t>({0}), vec<uint8_t>({5}, {1}),
+                                  fvec({2.0f}), vec<uint8_t>({1}), fvec({4.0f}), vec<uint8_t>({100})};
+  auto y = run_single("QLinearWhere", 1, in, {}, kMs);
+  ASSERT_TRUE(y.ok()) << y.status().to_string();
+  // 20 / 4 + 100 = 105; (5 - 1) * 2 / 4 + 100 = 102.
+  EXPECT_EQ(values<uint8_t>(*y), (std::vector<uint8_t>{105, 102}));
+}
+
+TEST(QOperatorKernels, QLinearAveragePoolMeansWindowsInBothLayouts) {
+  // One 2x2 window over x = (q - 10) * 0.5 = [0, 5, 10, 15]: mean 7.5 / 0.25 = 30, + 3 = 33.
+  const std::vector<Tensor> in = {vec<uint8_t>({10, 20, 30, 40}, {1, 1, 2, 2}), fvec({0.5f}), vec<uint8_t>({10}),
+                                  fvec({0.25f}), vec<uint8_t>({3})};
+  auto y = run_single("QLinearAveragePool", 1, in, {{"kernel_shape", ints_attr({2, 2})}}, kMs);
+  ASSERT_TRUE(y.ok()) << y.status().to_string();
+  EXPECT_EQ(y->shape(), (Shape{1, 1, 1, 1}));
+  EXPECT_EQ(values<uint8_t>(*y), (std::vector<uint8_t>{33}));
+  // Channels-last, two channels [1, 2, 2, 2]: channel 0 as above, channel 1 all 10 -> 3.
+  std::vector<Tensor> cl = in;
+  cl[0] = vec<uint8_t>({10, 10, 20, 10, 30, 10, 40, 10}, {1, 2, 2, 2});
+  auto ycl = run_single("QLinearAveragePool", 1, cl, {{"kernel_shape", ints_attr({2, 2})}, {"channels_last", int_attr(1)}},
+                        kMs);
+  ASSERT_TRUE(ycl.ok()) << ycl.status().to_string();
+  EXPECT_EQ(ycl->shape(), (Shape{1, 1, 1, 2}));
+  EXPECT_EQ(values<uint8_t>(*ycl), (std::vector<uint8_t>{33, 3}));
 }
 
 }  // namespace

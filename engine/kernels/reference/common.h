@@ -128,6 +128,8 @@ struct SoftmaxView {
   int64_t outer = 1, n = 1, inner = 1;
 };
 Status softmax_view(const KernelContext& ctx, const Tensor& x, SoftmaxView* v);
+// The same view for a given opset and axis (QLinearSoftmax carries the opset as an attribute).
+Status softmax_view(const Tensor& x, int64_t opset, int64_t axis_attr, SoftmaxView* v);
 
 // A copy of `x` with its dims permuted (out dim i is x's dim perm[i]); any dtype but string.
 // layout_ops.cc (the reference Transpose's own copy).

@@ -133,7 +133,7 @@ Status fused_qlinear_conv(KernelContext& ctx);
 // MatMulInteger (gemm.cc), the CPU kernel's oracle and its fallback.
 Status matmul_integer(KernelContext& ctx);
 Status matmul_integer_to_float(KernelContext& ctx);
-// com.osprey QLinearAdd (quantize.cc).
+// com.osprey QLinearAdd (qoperator_elementwise.cc), the CPU kernel's oracle and its fallback.
 Status qlinear_add(KernelContext& ctx);
 
 // Rounds to nearest, ties to even, and saturates to Q's range (NaN -> 0).

@@ -8,6 +8,7 @@
 
 #include "kernels/reference/common.h"
 #include "kernels/reference/nn_util.h"
+#include "kernels/reference/qparam.h"
 
 namespace osprey::ref {
 namespace {
@@ -246,6 +247,48 @@ Status global_lp_pool(KernelContext& ctx) {
   double p;
   OSPREY_RETURN_IF_ERROR(read_p(ctx, &p));
   return run_global_pool(ctx, PoolKind::kLp, p, "GlobalLpPool");
+}
+
+// com.microsoft QLinearAveragePool(X, x_scale, x_zero_point?, y_scale, y_zero_point?):
+// AveragePool's windows over the dequantized X (padding counts as 0.0 where
+// count_include_pad), each mean quantized to y's scale and zero point. channels_last 1: X is
+// [N, spatial..., C] (and so is Y).
+Status qlinear_average_pool(KernelContext& ctx) {
+  OSPREY_RETURN_IF_ERROR(require_inputs(ctx, {0, 1, 3}, "QLinearAveragePool"));
+  OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 3, 64));
+  const Tensor& x = ctx.input(0);
+  QParam qx, qy;
+  OSPREY_RETURN_IF_ERROR(read_qparam(ctx, "x", 1, 2, 0, DType::kUInt8, &qx));
+  OSPREY_RETURN_IF_ERROR(read_qparam(ctx, "y", 3, 4, 0, DType::kUInt8, &qy));
+  const int64_t cl = ctx.attr_int("channels_last", 0);
+  if (cl != 0 && cl != 1) return invalid_argument("attribute channels_last must be 0 or 1, got ", cl);
+  if (!ctx.has_attr("kernel_shape")) return invalid_argument("attribute kernel_shape is required");
+  const int64_t rank = x.rank(), n = x.dim(0), c = cl ? x.dim(rank - 1) : x.dim(1);
+  Window w;
+  w.in.assign(x.shape().begin() + (cl ? 1 : 2), x.shape().end() - (cl ? 1 : 0));
+  w.kernel = ctx.attr_ints("kernel_shape");
+  OSPREY_RETURN_IF_ERROR(window_from_attrs(ctx, ctx.attr_int("ceil_mode", 0) != 0, &w));
+  Shape yshape{n};
+  if (!cl) yshape.push_back(c);
+  yshape.insert(yshape.end(), w.out.begin(), w.out.end());
+  if (cl) yshape.push_back(c);
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, qy.type, yshape));
+  const int64_t in_sz = w.in_numel(), out_sz = w.out_numel();
+  // Planes [N * C, spatial] of dequantized values, pooled as floats.
+  std::vector<float> planes(static_cast<size_t>(n * c * in_sz)), pooled(static_cast<size_t>(n * c * out_sz));
+  auto plane_index = [&](int64_t i, int64_t sz) {  // channels-last element i -> its plane position
+    const int64_t ch = i % c, p = i / c % sz, b = i / (c * sz);
+    return (b * c + ch) * sz + p;
+  };
+  for (int64_t i = 0; i < x.numel(); ++i)
+    planes[static_cast<size_t>(cl ? plane_index(i, in_sz) : i)] = qx.dequantize(byte_at(x, i));
+  PoolArgs args;
+  args.kind = PoolKind::kAverage;
+  args.count_include_pad = ctx.attr_int("count_include_pad", 0) != 0;
+  pool_planes<float>(w, n * c, args, planes.data(), pooled.data(), nullptr);
+  for (int64_t i = 0; i < y.numel(); ++i)
+    store_byte(y, i, qy.quantize(pooled[static_cast<size_t>(cl ? plane_index(i, out_sz) : i)]));
+  return Status::Ok();
 }
 
 // MaxUnpool(X, I, output_shape?): Y (zeros) with Y.flat[I[i]] = X[i].

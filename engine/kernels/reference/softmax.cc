@@ -15,10 +15,9 @@ enum class Mode { kSoftmax, kLogSoftmax, kHardmax };
 
 }  // namespace
 
-Status softmax_view(const KernelContext& ctx, const Tensor& x, SoftmaxView* v) {
+Status softmax_view(const Tensor& x, int64_t opset, int64_t axis_attr, SoftmaxView* v) {
   const int64_t rank = x.rank();
-  const bool coerce = ctx.opset() < 13;
-  const int64_t axis_attr = ctx.attr_int("axis", coerce ? 1 : -1);
+  const bool coerce = opset < 13;
   int64_t axis = 0;
   if (coerce && rank > 0 && axis_attr == rank) {
     axis = rank;  // flattening to [N, 1] is well defined
@@ -32,6 +31,10 @@ Status softmax_view(const KernelContext& ctx, const Tensor& x, SoftmaxView* v) {
     else v->inner *= x.dim(d);
   }
   return Status::Ok();
+}
+
+Status softmax_view(const KernelContext& ctx, const Tensor& x, SoftmaxView* v) {
+  return softmax_view(x, ctx.opset(), ctx.attr_int("axis", ctx.opset() < 13 ? 1 : -1), v);
 }
 
 namespace {
