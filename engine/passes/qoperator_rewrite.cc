@@ -13,6 +13,9 @@
 //   y_zero_point) when the QGemm's output is quantized: oneDNN's int8 matmul instead of the
 //   reference's loops, the same value up to float rounding. A of rank 2, not transposed; C of
 //   shape [N] (or none).
+// - ONNX QLinearMatMul with a constant 2-D B -> com.osprey MatMulIntegerToFloat ->
+//   QuantizeLinear, bit for bit the reference (rewrite_matmul says how). One with a computed B
+//   (attention) keeps its CPU kernel (float GEMM on exact integer sums, kernels/cpu).
 // Others stay on the reference kernels.
 #include "passes/fusion_util.h"
 #include "passes/pass.h"
@@ -124,6 +127,56 @@ bool rewrite_gemm(ir::Graph& g, const GraphIndex& ix, size_t i, std::vector<ir::
   return true;
 }
 
+// ONNX QLinearMatMul with a constant 2-D B -> com.osprey MatMulIntegerToFloat (scale a_scale *
+// b_scale[n] / y_scale, in the reference's order) -> QuantizeLinear(1, y_zero_point): the
+// reference's y = round(float(acc) * scale) + y_zero_point, bit for bit. Constant one-value
+// a_scale, a_zero_point and y_scale; b_scale and b_zero_point one value or one per column.
+bool rewrite_matmul(ir::Graph& g, size_t i, std::vector<ir::Node>* added) {
+  ir::Node& n = g.nodes[i];
+  if (!is_op(n, "QLinearMatMul") || n.inputs.size() != 8 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  for (int v : n.inputs)
+    if (v < 0) return false;
+  const Tensor* as = constant_tensor(g, n.inputs[1]);
+  const Tensor* az = constant_tensor(g, n.inputs[2]);
+  const Tensor* b = constant_tensor(g, n.inputs[3]);
+  const Tensor* bs = constant_tensor(g, n.inputs[4]);
+  const Tensor* bz = constant_tensor(g, n.inputs[5]);
+  const Tensor* ys = constant_tensor(g, n.inputs[6]);
+  auto one_float = [](const Tensor* t) { return t && t->dtype() == DType::kFloat32 && t->numel() == 1 && t->rank() <= 1; };
+  if (!one_float(as) || !one_float(ys) || !az || az->numel() != 1 || !b || b->rank() != 2 || !bs || !bz ||
+      bs->dtype() != DType::kFloat32 || bz->dtype() != b->dtype())
+    return false;
+  const int64_t N = b->dim(1);
+  if ((bs->numel() != 1 && (bs->rank() != 1 || bs->numel() != N)) || (bz->numel() != 1 && (bz->rank() != 1 || bz->numel() != N)))
+    return false;
+  std::vector<float> scale;
+  for (int64_t j = 0; j < bs->numel(); ++j)
+    scale.push_back(as->data<float>()[0] * bs->data<float>()[j] / ys->data<float>()[0]);
+  const std::string base = g.values[static_cast<size_t>(n.outputs[0])].name;
+  const int out = n.outputs[0], y_zp = n.inputs[7];  // (`n` is not used past make_fused)
+  const std::vector<int> inputs = {n.inputs[0], n.inputs[3], n.inputs[2], n.inputs[5],
+                                   add_initializer(g, base + "_scale", Tensor::from_vector(scale))};
+  // The unit scale of the rank of the zero point (the CPU kernel takes a pair of one rank).
+  const Tensor* yz = constant_tensor(g, y_zp);
+  Tensor unit(DType::kFloat32, yz && yz->rank() == 1 ? Shape{1} : Shape{});
+  unit.data<float>()[0] = 1.0f;
+  const int one = add_initializer(g, base + "_unit_scale", unit);
+  const int f = add_unique_value(g, base + "_scaled", float_tensor_type());
+  ir::Node& m = g.nodes[i];
+  make_fused(m, "MatMulIntegerToFloat", inputs.size());
+  m.inputs = inputs;
+  m.attributes.clear();
+  m.outputs = {f};
+  ir::Node q;
+  q.op_type = "QuantizeLinear";
+  q.opset = 13;
+  q.name = m.name + "_quantize";
+  q.inputs = {f, one, y_zp};
+  q.outputs = {out};
+  added->push_back(std::move(q));
+  return true;
+}
+
 class QOperatorRewrite final : public Pass {
  public:
   const char* name() const override { return "qoperator_rewrite"; }
@@ -135,7 +188,8 @@ class QOperatorRewrite final : public Pass {
     std::vector<ir::Node> added;
     const size_t count = g.nodes.size();
     for (size_t i = 0; i < count; ++i) {
-      if (rewrite_conv(g, g.nodes[i]) || rewrite_add(ix, g.nodes[i]) || rewrite_gemm(g, ix, i, &added))
+      if (rewrite_conv(g, g.nodes[i]) || rewrite_add(ix, g.nodes[i]) || rewrite_gemm(g, ix, i, &added) ||
+          rewrite_matmul(g, i, &added))
         changed = true;
     }
     for (auto& n : added) g.nodes.push_back(std::move(n));

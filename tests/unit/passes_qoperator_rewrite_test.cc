@@ -1,7 +1,9 @@
 // qoperator_rewrite: ONNX's QLinearConv (QOperator format, int32 bias) becomes com.osprey
 // QLinearConv with the same bias and arithmetic, com.microsoft QGemm a MatMulIntegerToFloat and a
-// QuantizeLinear, com.microsoft QLinearAdd of one shape ours (the same computation); the outputs stay within one quantization step (the scaling is regrouped), and
-// the session runs them on the int8 primitives at level 2.
+// QuantizeLinear, com.microsoft QLinearAdd of one shape ours (the same computation); the outputs
+// stay within one quantization step (the scaling is regrouped), and the session runs them on the
+// int8 primitives at level 2. ONNX QLinearMatMul with a constant B becomes MatMulIntegerToFloat
+// and a QuantizeLinear, bit for bit.
 #include <set>
 
 #include "passes_test_util.h"
@@ -147,6 +149,67 @@ TEST(QOperatorRewriteTest, QGemmBecomesTheInt8MatMulWithinOneStep) {
     EXPECT_GT(largest, 0.5);
     EXPECT_LE(worst, quantized ? 0.04 * 1.001 : 1e-5 * largest) << d;
   }
+}
+
+// x [2, 5, 16] (and z [2, 16, 3] when B is computed) -> QuantizeLinear -> QLinearMatMul -> yq
+// (the bytes). B constant: [16, 3] of `b_type`, scales one value or one per column.
+ModelBuilder qlinear_matmul(int b_type, bool per_column, bool computed_b) {
+  ModelBuilder m(13);
+  m.input("x", kF, {2, 5, 16});
+  if (computed_b) m.input("z", kF, {2, 16, 3});
+  m.output("yq");
+  m.initializer("xs", {}, {0.021f});
+  typed_initializer(m, "xz", onnx::TensorProto::UINT8, {}, {131});
+  const bool s8 = b_type == onnx::TensorProto::INT8;
+  if (computed_b) {
+    m.initializer("bs", {}, {0.017f});
+    typed_initializer(m, "bz", b_type, {}, {s8 ? -3 : 120});
+    m.node("QuantizeLinear", {"z", "bs", "bz"}, {"b"});
+  } else {
+    std::vector<int> b;
+    for (int i = 0; i < 48; ++i) b.push_back(s8 ? (i * 37) % 255 - 127 : (i * 53) % 256);
+    typed_initializer(m, "b", b_type, {16, 3}, b);
+    if (per_column) {
+      m.initializer("bs", {3}, {0.011f, 0.023f, 0.0137f});
+      typed_initializer(m, "bz", b_type, {3}, s8 ? std::vector<int>{0, 2, -5} : std::vector<int>{128, 120, 131});
+    } else {
+      m.initializer("bs", {}, {0.013f});
+      typed_initializer(m, "bz", b_type, {}, {s8 ? 1 : 126});
+    }
+  }
+  m.initializer("ys", {}, {0.047f});
+  typed_initializer(m, "yz", onnx::TensorProto::UINT8, {}, {97});
+  m.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"});
+  m.node("QLinearMatMul", {"xq", "xs", "xz", "b", "bs", "bz", "ys", "yz"}, {"yq"});
+  return m;
+}
+
+TEST(QOperatorRewriteTest, QLinearMatMulWithConstantBBecomesTheInt8MatMulBitForBit) {
+  for (int b_type : {int{onnx::TensorProto::INT8}, int{onnx::TensorProto::UINT8}})
+    for (bool per_column : {false, true})
+      for (bool computed_b : {false, true}) {
+        if (computed_b && per_column) continue;
+        SCOPED_TRACE(std::string(b_type == onnx::TensorProto::INT8 ? "int8" : "uint8") + " B" +
+                     (per_column ? ", per column" : "") + (computed_b ? ", computed" : ""));
+        ModelBuilder m = qlinear_matmul(b_type, per_column, computed_b);
+        std::vector<NamedTensor> in = {{"x", ramp({2, 5, 16}, -1.0f, 0.19f)}};
+        if (computed_b) in.push_back({"z", ramp({2, 16, 3}, -0.25f, 0.05f)});
+        auto before = import_graph(m.bytes());
+        auto after = optimized_graph(m.bytes(), pass_list(make_qoperator_rewrite()));
+        ASSERT_TRUE(before && after);
+        const std::string d = dump_graph(*after);
+        EXPECT_EQ(count_op(*after, "com.osprey.MatMulIntegerToFloat"), computed_b ? 0 : 1) << d;
+        EXPECT_EQ(count_op(*after, "QLinearMatMul"), computed_b ? 1 : 0) << d;
+        const Tensor want = run_graph(*before, in)[0], got = run_graph(*after, in)[0];
+        ASSERT_EQ(want.shape(), got.shape());
+        ASSERT_EQ(got.dtype(), DType::kUInt8);
+        std::set<int> seen;
+        for (int64_t i = 0; i < want.numel(); ++i) {
+          EXPECT_EQ(want.data<uint8_t>()[i], got.data<uint8_t>()[i]) << "element " << i << "\n" << d;
+          seen.insert(got.data<uint8_t>()[i]);
+        }
+        EXPECT_GT(seen.size(), 8u);  // the values spread over the range
+      }
 }
 
 TEST(QOperatorRewriteTest, MicrosoftQLinearAddOfOneShapeBecomesOurs) {

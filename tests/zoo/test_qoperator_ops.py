@@ -1,7 +1,8 @@
 """onnxruntime's com.microsoft quantized ops of the QOperator format against onnxruntime's own
 kernels: each op alone on random bytes (uint8 and int8, broadcasting, the layouts and window
-attributes), and a small network quantized by `quantize_static(..., QuantFormat.QOperator)` that
-uses them all, at every optimization level.
+attributes), and a small network and a small attention block quantized by `quantize_static(...,
+QuantFormat.QOperator)` that use them all (and ONNX QLinearMatMul with constant and computed B),
+at every optimization level.
 
 onnxruntime computes the table-driven ops (Sigmoid, LeakyRelu, Softmax) and the pools through
 its own float arithmetic; a result within float rounding of a quantization boundary can land
@@ -235,22 +236,10 @@ def small_network(path):
 
 
 def test_quantized_network(osprey_bin, ort_sessions, tmp_path):
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
     float_path, q_path = tmp_path / "net.onnx", tmp_path / "net_int8.onnx"
     small_network(float_path)
     rng = np.random.default_rng(5)
-    batches = [{"x": rng.uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)} for _ in range(8)]
-
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.it = iter(batches)
-
-        def get_next(self):
-            return next(self.it, None)
-
-    quantize_static(str(float_path), str(q_path), Reader(), quant_format=QuantFormat.QOperator,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    quantize_qoperator(float_path, q_path, [{"x": rng.uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)} for _ in range(8)])
     ops = {n.op_type for n in onnx.load(str(q_path)).graph.node}
     wanted = {"QLinearLeakyRelu", "QLinearSigmoid", "QLinearMul", "QLinearAveragePool", "QLinearConcat", "QLinearSoftmax"}
     assert wanted <= ops, f"the quantizer wrote {sorted(ops)}"
@@ -265,3 +254,54 @@ def test_quantized_network(osprey_bin, ort_sessions, tmp_path):
         print(f"-O {level}: max|err| {err:.5f} ({err / step:.1f} steps of the softmax's output)")
         assert ours.shape == ref.shape
         assert err <= 3 * step + 1e-6, f"-O {level}: max|err| {err} against onnxruntime"
+
+
+def small_attention(path):
+    """x [1, 8, 16] -> a linear layer -> scores q q^T -> Softmax -> probabilities x q -> y: its
+    QOperator quantization has QLinearMatMul with a constant B and two with computed ones."""
+    rng = np.random.default_rng(4)
+    w = numpy_helper.from_array((rng.standard_normal((16, 16)) * 0.4).astype(np.float32), "w")
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["q"]),
+        helper.make_node("Transpose", ["q"], ["qt"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "qt"], ["s"]),
+        helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "q"], ["y"]),
+    ]
+    graph = helper.make_graph(nodes, "qop_attention", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 16])], initializer=[w])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+def quantize_qoperator(float_path, q_path, batches):
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter(batches)
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantize_static(str(float_path), str(q_path), Reader(), quant_format=QuantFormat.QOperator,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+
+
+def test_quantized_attention(osprey_bin, ort_sessions, tmp_path):
+    float_path, q_path = tmp_path / "att.onnx", tmp_path / "att_int8.onnx"
+    small_attention(float_path)
+    rng = np.random.default_rng(6)
+    quantize_qoperator(float_path, q_path, [{"x": rng.uniform(-1, 1, (1, 8, 16)).astype(np.float32)} for _ in range(8)])
+    kinds = [n.op_type for n in onnx.load(str(q_path)).graph.node]
+    assert kinds.count("QLinearMatMul") == 3, f"the quantizer wrote {kinds}"
+    feeds = {"x": rng.uniform(-1, 1, (1, 8, 16)).astype(np.float32)}
+    ref = ort_sessions(q_path).run(None, feeds)[0]
+    for level in (0, 1, 2):
+        work = tmp_path / f"O{level}"
+        work.mkdir()
+        ours = run_osprey(osprey_bin, q_path, feeds, work, ("-O", str(level)))["y"]
+        err = float(np.max(np.abs(ours - ref)))
+        scale = float(np.max(np.abs(ref)))
+        print(f"-O {level}: max|err| {err:.6f} of max|y| {scale:.3f}")
+        assert ours.shape == ref.shape
+        assert err <= 0.02 * scale, f"-O {level}: max|err| {err} against onnxruntime (max|y| {scale})"

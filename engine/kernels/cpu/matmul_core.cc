@@ -1,5 +1,6 @@
 #include "kernels/cpu/matmul_core.h"
 
+#include <bit>
 #include <cstring>
 #include <optional>
 
@@ -153,9 +154,10 @@ Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2
 
 Result<std::shared_ptr<const MatMulEntry>> entry_for(MatMulState& st, const Product2D& p,
                                                      int threads, bool packable) {
+  // alpha is the primitive's output scale (QLinearMatMul's can change between runs).
   const std::vector<int64_t> key = {
       threads, p.M, p.K, p.N, p.trans_a, p.trans_b, p.has_bias, p.beta != 0.0f, packable, st.bf16,
-      p.a_bf16, p.y_bf16};
+      p.a_bf16, p.y_bf16, std::bit_cast<int32_t>(p.alpha)};
   return st.cache.get(key, [&] { return build(st, p, threads, packable); });
 }
 

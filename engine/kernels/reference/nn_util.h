@@ -133,6 +133,7 @@ Status fused_qlinear_conv(KernelContext& ctx);
 // MatMulInteger (gemm.cc), the CPU kernel's oracle and its fallback.
 Status matmul_integer(KernelContext& ctx);
 Status matmul_integer_to_float(KernelContext& ctx);
+Status qlinear_matmul(KernelContext& ctx);
 // com.osprey QLinearAdd (qoperator_elementwise.cc), the CPU kernel's oracle and its fallback.
 Status qlinear_add(KernelContext& ctx);
 
