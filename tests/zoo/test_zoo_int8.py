@@ -33,7 +33,7 @@ pytestmark = pytest.mark.zoo
 MIN_COSINE = 0.998
 RTOL_OF_MAX = 0.05
 # Dynamically quantized models and the float models they were made from.
-DYNAMIC = {"minilm_int8": "minilm"}
+DYNAMIC = {"minilm_int8": "minilm", "efficientnet_lite0_int8_dyn": "efficientnet_lite0"}
 
 CASES = [(model, case, level) for model in sorted(sample_inputs.QUANTIZED)
          for case in sample_inputs.CASES[model] for level in (2, 1, 0)]

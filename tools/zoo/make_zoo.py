@@ -166,6 +166,17 @@ def build_efficientnet_lite0_int8_qop(path):
     quantize.quantize_qdq(source, path, operator_format=True)
 
 
+def build_efficientnet_lite0_int8_dyn(path):
+    """EfficientNet-Lite0 dynamically quantized by onnxruntime's quantize_dynamic: every
+    convolution a ConvInteger on int8 weights, its input quantized at run time."""
+    import quantize
+
+    source = path.parent / MODELS["efficientnet_lite0"].file
+    if not source.exists():
+        raise RuntimeError(f"{source} is needed first (make_zoo.py --only efficientnet_lite0)")
+    quantize.quantize_dynamic_int8(source, path)
+
+
 def build_minilm_int8(path):
     """MiniLM (the zoo's float model, built first) dynamically quantized by onnxruntime's
     quantize_dynamic (tools/zoo/quantize.py --dynamic)."""
@@ -208,6 +219,12 @@ MODELS = {
         "efficientnet_lite0_int8_qop.onnx", build_efficientnet_lite0_int8_qop,
         "efficientnet_lite0.onnx quantized as efficientnet_lite0_int8, in the QOperator format "
         "(ONNX QLinearConv; com.microsoft QLinearAdd, QLinearGlobalAveragePool, QGemm)",
+        "real ImageNet weights (as efficientnet_lite0), quantized to int8"),
+    "efficientnet_lite0_int8_dyn": Spec(
+        "efficientnet_lite0_int8_dyn.onnx", build_efficientnet_lite0_int8_dyn,
+        "efficientnet_lite0.onnx quantized with onnxruntime.quantization.quantize_dynamic (int8 "
+        "weights per tensor; each convolution's input quantized at run time by "
+        "DynamicQuantizeLinear, then ConvInteger and a float rescale)",
         "real ImageNet weights (as efficientnet_lite0), quantized to int8"),
     "bert_base": Spec(
         "bert_base.onnx", build_bert_base,

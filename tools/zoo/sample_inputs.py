@@ -191,6 +191,10 @@ CASES = {
         "b1": lambda: {"input": normal_images("efficientnet_lite0_int8_qop", 1)},
         "photos_b4": lambda: {"input": photo_batch()[1]},
     },
+    "efficientnet_lite0_int8_dyn": {
+        "b1": lambda: {"input": normal_images("efficientnet_lite0_int8_dyn", 1)},
+        "photos_b4": lambda: {"input": photo_batch()[1]},
+    },
     "bert_base": {
         "b2_s16": lambda: random_tokens("bert_base", 2, 16),
         "b1_s64": lambda: random_tokens("bert_base", 1, 64),
@@ -223,7 +227,7 @@ CASES = {
 # Models quantized to int8 (QDQ or QOperator format, or dynamically): their outputs move by a quantization step wherever a
 # value lands within float rounding of a rounding boundary, so they are checked against
 # onnxruntime with bounds of their own (tests/zoo/test_zoo_int8.py), not the float ones.
-QUANTIZED = {"efficientnet_lite0_int8", "efficientnet_lite0_int8_qop", "minilm_int8"}
+QUANTIZED = {"efficientnet_lite0_int8", "efficientnet_lite0_int8_qop", "efficientnet_lite0_int8_dyn", "minilm_int8"}
 
 
 def cases(model):

@@ -17,6 +17,12 @@
 // primitive oneDNN cannot create, and every node where oneDNN has no VNNI (its int8 kernels then
 // sum pairs of products in saturating int16, wrong for full-range values; qdq_conv_fusion does
 // not fuse there, so this is only for nodes made otherwise).
+//
+// ONNX ConvInteger (a dynamically quantized CNN: onnxruntime's quantize_dynamic writes one per
+// convolution, its x_zero_point computed by DynamicQuantizeLinear) runs on the same primitive
+// with an int32 destination, no scales, and the source zero point given at run time: the exact
+// sums of (x - x_zero_point) * w, bit for bit the reference's. int8 weights with zero points of
+// 0 (quantize_dynamic's symmetric weights); other forms run on the reference.
 #include <atomic>
 #include <cmath>
 #include <optional>
@@ -46,6 +52,7 @@ struct QConvEntry {
 
 struct QConvState final : KernelState {
   bool ready = false;  // false: this node runs on the reference
+  bool integer_output = false;  // ConvInteger: int32 Y, x_zero_point given at run time
   bool channels_last = false;
   DType x_type = DType::kUndefined, y_type = DType::kUndefined;
   int64_t M = 0;
@@ -59,7 +66,7 @@ struct QConvState final : KernelState {
 };
 
 memory::data_type dnnl_type(DType t) {
-  return t == DType::kUInt8 ? memory::data_type::u8 : memory::data_type::s8;
+  return t == DType::kUInt8 ? memory::data_type::u8 : t == DType::kInt32 ? memory::data_type::s32 : memory::data_type::s8;
 }
 
 bool is_int8(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
@@ -129,10 +136,32 @@ std::shared_ptr<QConvState> make_state(const KernelContext& ctx) {
   return st;
 }
 
+// ConvInteger(x, w, x_zero_point?, w_zero_point?): ready for a constant int8 4-D w whose zero
+// points are 0 and an x_zero_point of one value (or none).
+std::shared_ptr<QConvState> make_integer_state(const KernelContext& ctx) {
+  auto st = std::make_shared<QConvState>();
+  st->integer_output = true;
+  st->y_type = DType::kInt32;
+  if (!int8_vnni_available() || !ctx.has_input(1) || !ctx.input_value(1).is_tensor()) return st;
+  const Tensor& w = ctx.input(1);
+  if (w.dtype() != DType::kInt8 || w.rank() != 4) return st;
+  if (ctx.node().inputs.size() > 3 && ctx.node().inputs[3] != ir::kNoValue) {
+    if (!ctx.has_input(3) || !ctx.input_value(3).is_tensor()) return st;  // computed
+    const Tensor& wz = ctx.input(3);
+    if (wz.dtype() != DType::kInt8) return st;
+    for (int64_t i = 0; i < wz.numel(); ++i)
+      if (wz.get_as_int64(i) != 0) return st;
+  }
+  st->M = w.dim(0);
+  st->weights = w;
+  st->ready = true;
+  return st;
+}
+
 Result<std::shared_ptr<const QConvEntry>> build(const KernelContext& ctx, const QConvState& st,
                                                 const Shape& xshape, DType x_type, int threads) {
   if (xshape.size() != 4)
-    return invalid_argument("X has shape ", shape_to_string(xshape), "; QLinearConv is 2-D (rank 4)");
+    return invalid_argument("X has shape ", shape_to_string(xshape), "; the int8 convolution is 2-D (rank 4)");
   const Shape xs = channels_first(xshape, st.channels_last);
   const Shape& ws = st.weights.shape();
   const int64_t group = ctx.attr_int("group", 1);
@@ -171,9 +200,13 @@ Result<std::shared_ptr<const QConvEntry>> build(const KernelContext& ctx, const 
   const bool has_bias = !st.bias.empty();
   if (has_bias) e->bias_md = plain_desc({M});
   dnnl::primitive_attr attr;
-  attr.set_output_scales(st.out_scales.size() > 1 ? 2 : 0, st.out_scales);
-  if (st.x_zp != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {st.x_zp});
-  if (st.y_zp != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {st.y_zp});
+  if (st.integer_output) {
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  } else {
+    attr.set_output_scales(st.out_scales.size() > 1 ? 2 : 0, st.out_scales);
+    if (st.x_zp != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {st.x_zp});
+    if (st.y_zp != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {st.y_zp});
+  }
   dnnl::post_ops ops;
   if (st.act == "Relu") ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
   if (st.act == "Clip") ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, st.lo, st.hi);
@@ -211,35 +244,14 @@ Result<std::shared_ptr<const QConvEntry>> entry_for(const KernelContext& ctx, QC
   return st.cache.get(key, [&] { return build(ctx, st, xshape, x_type, threads); });
 }
 
-}  // namespace
-
-int64_t int8_convolutions_built() { return g_int8_built.load(std::memory_order_relaxed); }
-
-Result<std::shared_ptr<KernelState>> prepare_qlinear_conv(const KernelContext& ctx) {
-  auto st = make_state(ctx);
-  Shape hint;
-  if (st->ready && ctx.shape_hint(0, &hint) && hint.size() == 4) {
-    const DType xt = st->x_type == DType::kUndefined ? DType::kUInt8 : st->x_type;
-    auto e = guarded("int8 convolution", [&]() -> Status {
-      return entry_for(ctx, *st, hint, xt, kernel_threads(ctx)).status();
-    });
-    if (!e.ok() && e.code() == StatusCode::kUnimplemented) st->ready = false;
-  }
-  return std::shared_ptr<KernelState>(std::move(st));
-}
-
-Status qlinear_conv(KernelContext& ctx) {
-  auto* st = dynamic_cast<QConvState*>(ctx.state());
-  if (!st || !st->ready || !ctx.has_input(0) || !ctx.input_value(0).is_tensor() ||
-      !is_int8(ctx.input(0).dtype()) ||
-      (st->x_type != DType::kUndefined && ctx.input(0).dtype() != st->x_type) ||
-      ctx.input(3).raw_data() != st->weights.raw_data())
-    return ref::fused_qlinear_conv(ctx);
+// Runs the node's primitive on X (x_zp: ConvInteger's source zero point); `fallback` where
+// oneDNN has none for the shape.
+Status run_conv(KernelContext& ctx, QConvState* st, int32_t x_zp, Status (*fallback)(KernelContext&)) {
   const Tensor& x = ctx.input(0);
   const int threads = kernel_threads(ctx);
   return guarded("int8 convolution", [&]() -> Status {
     auto made = entry_for(ctx, *st, x.shape(), x.dtype(), threads);
-    if (!made.ok() && made.status().code() == StatusCode::kUnimplemented) return ref::fused_qlinear_conv(ctx);
+    if (!made.ok() && made.status().code() == StatusCode::kUnimplemented) return fallback(ctx);
     OSPREY_ASSIGN_OR_RETURN(auto e, std::move(made));
     OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, st->y_type, e->out_shape));
     if (y.numel() == 0) return Status::Ok();
@@ -259,10 +271,64 @@ Status qlinear_conv(KernelContext& ctx) {
     ExecArgs args{arg(DNNL_ARG_SRC, e->src_md, src), arg(DNNL_ARG_WEIGHTS, e->weights),
                   arg(DNNL_ARG_DST, e->dst_md, dst)};
     if (!st->bias.empty()) args.add(arg(DNNL_ARG_BIAS, e->bias_md, st->bias.data()));
+    if (st->integer_output)
+      args.add(arg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, memory::desc({1}, memory::data_type::s32, memory::format_tag::x),
+                   &x_zp));
     execute(e->prim, args, e->scratch_md);
     if (e->dst_reorder) run_reorder(*e->dst_reorder, e->dst_md, dst, e->dst_plain, y.raw_data());
     return Status::Ok();
   });
+}
+
+}  // namespace
+
+int64_t int8_convolutions_built() { return g_int8_built.load(std::memory_order_relaxed); }
+
+Result<std::shared_ptr<KernelState>> prepare_qlinear_conv(const KernelContext& ctx) {
+  auto st = make_state(ctx);
+  Shape hint;
+  if (st->ready && ctx.shape_hint(0, &hint) && hint.size() == 4) {
+    const DType xt = st->x_type == DType::kUndefined ? DType::kUInt8 : st->x_type;
+    auto e = guarded("int8 convolution", [&]() -> Status {
+      return entry_for(ctx, *st, hint, xt, kernel_threads(ctx)).status();
+    });
+    if (!e.ok() && e.code() == StatusCode::kUnimplemented) st->ready = false;
+  }
+  return std::shared_ptr<KernelState>(std::move(st));
+}
+
+Status qlinear_conv(KernelContext& ctx) {
+  auto* st = dynamic_cast<QConvState*>(ctx.state());
+  if (!st || !st->ready || st->integer_output || !ctx.has_input(0) || !ctx.input_value(0).is_tensor() ||
+      !is_int8(ctx.input(0).dtype()) ||
+      (st->x_type != DType::kUndefined && ctx.input(0).dtype() != st->x_type) ||
+      ctx.input(3).raw_data() != st->weights.raw_data())
+    return ref::fused_qlinear_conv(ctx);
+  return run_conv(ctx, st, 0, ref::fused_qlinear_conv);
+}
+
+Result<std::shared_ptr<KernelState>> prepare_conv_integer(const KernelContext& ctx) {
+  return std::shared_ptr<KernelState>(make_integer_state(ctx));
+}
+
+Status conv_integer(KernelContext& ctx) {
+  auto* st = dynamic_cast<QConvState*>(ctx.state());
+  if (!st || !st->ready || !st->integer_output || !ctx.has_input(0) || !ctx.input_value(0).is_tensor() ||
+      !is_int8(ctx.input(0).dtype()) || ctx.input(1).raw_data() != st->weights.raw_data())
+    return ref::conv_integer(ctx);
+  if (ctx.has_input(3)) {  // the primitive has no weight zero points: only zeros
+    const Tensor& wz = ctx.input(3);
+    if (wz.dtype() != DType::kInt8) return ref::conv_integer(ctx);
+    for (int64_t i = 0; i < wz.numel(); ++i)
+      if (wz.data<int8_t>()[i] != 0) return ref::conv_integer(ctx);
+  }
+  int32_t x_zp = 0;
+  if (ctx.has_input(2)) {
+    const Tensor& z = ctx.input(2);
+    if (z.dtype() != ctx.input(0).dtype() || z.numel() != 1) return ref::conv_integer(ctx);  // (it names the error)
+    x_zp = static_cast<int32_t>(z.get_as_int64(0));
+  }
+  return run_conv(ctx, st, x_zp, ref::conv_integer);
 }
 
 }  // namespace osprey::cpu

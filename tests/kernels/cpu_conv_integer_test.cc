@@ -1,0 +1,81 @@
+// ONNX ConvInteger on oneDNN's int8 convolution (int32 destination, the source zero point given
+// at run time) against the reference: the sums are exact, so equal bit for bit. uint8 and int8
+// activations, zero points absent / 0 / mid-range / changing between runs, pads (the shifted
+// padding is 0), strides, groups (depthwise), one and two threads; weights with a non-zero
+// zero point run on the reference.
+#include <gtest/gtest.h>
+
+#include "cpu_test_harness.h"
+#include "kernels/cpu/conv_dnnl.h"
+#include "kernels/cpu/cpu_capabilities.h"
+
+namespace osprey::testing {
+namespace {
+
+bool int32_equal(const Tensor& a, const Tensor& b) {
+  return a.dtype() == DType::kInt32 && b.dtype() == DType::kInt32 && a.shape() == b.shape() &&
+         std::equal(a.data<int32_t>(), a.data<int32_t>() + a.numel(), b.data<int32_t>());
+}
+
+struct Case {
+  int64_t C, H, W, M, k, stride, pad, group;
+  DType xt;
+  std::vector<int> zps;  // x_zero_point per run; -1000: no input
+};
+
+TEST(CpuConvInteger, EqualsTheReference) {
+  static ThreadPool pool2(2);
+  const std::vector<Case> cases = {
+      {3, 17, 15, 8, 3, 2, 1, 1, DType::kUInt8, {131, 0, 255}},  // a stem: stride 2, padded
+      {16, 9, 9, 16, 3, 1, 1, 16, DType::kUInt8, {97, 12}},      // depthwise
+      {24, 7, 7, 40, 1, 1, 0, 1, DType::kUInt8, {-1000}},        // pointwise, no zero point
+      {8, 6, 10, 12, 3, 1, 1, 2, DType::kInt8, {-7, 100}},       // int8 activations, groups
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE("C " + std::to_string(c.C) + " M " + std::to_string(c.M) + " k " + std::to_string(c.k) + " group " +
+                 std::to_string(c.group));
+    const Tensor x = random_bytes(c.xt, {1, c.C, c.H, c.W}, 1);
+    const Tensor w = random_bytes(DType::kInt8, {c.M, c.C / c.group, c.k, c.k}, 2);
+    const Attrs attrs = {{"pads", ints_attr({c.pad, c.pad, c.pad, c.pad})},
+                         {"strides", ints_attr({c.stride, c.stride})},
+                         {"group", int_attr(c.group)}};
+    const Tensor w_zp = vec<int8_t>(std::vector<int8_t>(static_cast<size_t>(c.M), 0));
+    NodeRunner ref("ConvInteger", "", 10, attrs, Device::ref, {}, c.xt);
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+      NodeRunner cpu("ConvInteger", "", 10, attrs, Device::cpu, {Tensor(), w, Tensor(), w_zp}, c.xt);
+      ASSERT_TRUE(cpu.found());
+      ASSERT_TRUE(cpu.prepare_status().ok()) << cpu.prepare_status().to_string();
+      const int64_t before = cpu::int8_convolutions_built();
+      for (int zp : c.zps) {  // one primitive serves every zero point
+        SCOPED_TRACE("x_zero_point " + std::to_string(zp));
+        const std::vector<Tensor> in = {x, w, zp == -1000 ? Tensor() : byte_scalar(c.xt, zp), w_zp};
+        auto want = ref.run(in);
+        ASSERT_TRUE(want.ok()) << want.status().to_string();
+        auto got = cpu.run(in, pool);
+        ASSERT_TRUE(got.ok()) << got.status().to_string();
+        EXPECT_TRUE(int32_equal(*got, *want));
+      }
+      if (cpu::int8_vnni_available())
+        EXPECT_EQ(cpu::int8_convolutions_built(), before + 1) << "the int8 primitive did not run once";
+      else
+        EXPECT_EQ(cpu::int8_convolutions_built(), before);
+    }
+  }
+}
+
+TEST(CpuConvInteger, WeightsWithAZeroPointRunOnTheReference) {
+  const Tensor x = random_bytes(DType::kUInt8, {1, 4, 6, 6}, 3);
+  const Tensor w = random_bytes(DType::kInt8, {5, 4, 3, 3}, 4);
+  const std::vector<Tensor> in = {x, w, byte_scalar(DType::kUInt8, 128), byte_scalar(DType::kInt8, 3)};
+  NodeRunner ref("ConvInteger", "", 10, {}, Device::ref, {}, DType::kUInt8);
+  NodeRunner cpu("ConvInteger", "", 10, {}, Device::cpu, {Tensor(), w, Tensor(), in[3]}, DType::kUInt8);
+  auto want = ref.run(in);
+  const int64_t before = cpu::int8_convolutions_built();
+  auto got = cpu.run(in);
+  ASSERT_TRUE(want.ok() && got.ok());
+  EXPECT_TRUE(int32_equal(*got, *want));
+  EXPECT_EQ(cpu::int8_convolutions_built(), before);
+}
+
+}  // namespace
+}  // namespace osprey::testing
