@@ -11,11 +11,13 @@
 //   - Conv and com.osprey FusedConv whose X has a known rank of 4 and is float32 (and whose
 //     residual Z, if any, is proven to have Y's shape): they become
 //     FusedConv with channels_last = 1 (X, Z and Y are [N, H, W, C]; W is unchanged);
-//     likewise com.osprey QLinearConv (int8, from qdq_conv_fusion) over a uint8 / int8 X;
+//     likewise com.osprey QLinearConv (int8, from qdq_conv_fusion) and ConvIntegerToFloat (a
+//     dynamically quantized convolution, from matmul_integer_fusion) over a uint8 / int8 X;
 //   - Relu, Clip, Sigmoid, Tanh, LeakyRelu, HardSigmoid, HardSwish, Elu, Softplus whose input
 //     is channels-last (layout does not matter to them), and so QuantizeLinear and
 //     DequantizeLinear with one scale and zero point (a QDQ-quantized model's pairs between
-//     convolutions; per-axis parameters name an NCHW axis and stay);
+//     convolutions; per-axis parameters name an NCHW axis and stay), and DynamicQuantizeLinear
+//     (its quantized output; the scale and zero point it computes do not depend on layout);
 //   - com.osprey QLinearAdd (qdq_add_fusion) whose two inputs are channels-last;
 //   - Add, Sub, Mul, Div whose two inputs are both channels-last (both of rank 4: permuting
 //     both shapes alike keeps the broadcast, e.g. a squeeze-excite scale [N, C, 1, 1] times
@@ -66,9 +68,11 @@ bool conv_candidate(const ir::Node& n, const GraphIndex& ix) {
   return rank4(ix, n.inputs[0]) && ix.dtype(n.inputs[0]) == DType::kFloat32;
 }
 
-// A com.osprey QLinearConv (qdq_conv_fusion) over a rank-4 uint8 / int8 X, not yet converted.
+// A com.osprey QLinearConv (qdq_conv_fusion) or ConvIntegerToFloat (matmul_integer_fusion) over
+// a rank-4 uint8 / int8 X, not yet converted.
 bool qconv_candidate(const ir::Node& n, const GraphIndex& ix) {
-  if (n.domain != kOspreyDomain || n.op_type != "QLinearConv" || n.find_attribute("channels_last") ||
+  if (n.domain != kOspreyDomain || (n.op_type != "QLinearConv" && n.op_type != "ConvIntegerToFloat") ||
+      n.find_attribute("channels_last") ||
       n.outputs.size() != 1 || n.outputs[0] == ir::kNoValue || n.inputs.empty() || n.inputs[0] < 0)
     return false;
   const DType t = ix.dtype(n.inputs[0]);
@@ -88,6 +92,13 @@ bool layout_free_unary(const ir::Node& n) {
          n.outputs.size() == 1 && n.outputs[0] >= 0;
 }
 
+// DynamicQuantizeLinear(x) -> (y, y_scale, y_zero_point): y element by element, the other two
+// scalars computed over all of x, whatever its layout.
+bool dynamic_quantization(const ir::Node& n) {
+  return is_op(n, "DynamicQuantizeLinear") && n.inputs.size() == 1 && n.inputs[0] >= 0 && !n.outputs.empty() &&
+         n.outputs[0] >= 0;
+}
+
 // A constant holding one value, of rank <= 4: broadcasting it against an NHWC value is the same
 // as against the NCHW one (x + 3, x / 6 in a decomposed HardSwish).
 bool single_value(const ir::Graph& g, int v) {
@@ -102,7 +113,9 @@ DType converted_output_dtype(const ir::Graph& g, const GraphIndex& ix, const ir:
     const int zp = input_at(n, 2);
     return zp == ir::kNoValue ? DType::kUInt8 : constant_tensor(g, zp)->dtype();
   }
-  if (is_op(n, "DequantizeLinear")) return DType::kFloat32;
+  if (is_op(n, "DequantizeLinear") || (n.domain == kOspreyDomain && n.op_type == "ConvIntegerToFloat"))
+    return DType::kFloat32;
+  if (is_op(n, "DynamicQuantizeLinear")) return DType::kUInt8;
   if (n.domain == kOspreyDomain && (n.op_type == "QLinearConv" || n.op_type == "QLinearAdd")) {
     const Tensor* zp = constant_tensor(g, input_at(n, 7));
     return zp ? zp->dtype() : DType::kUInt8;
@@ -203,7 +216,7 @@ class ChannelsLast final : public Pass {
       if (conv_candidate(n, ix) || qconv_candidate(n, ix)) {
         k = Kind::kConv;
         any_conv = true;
-      } else if ((layout_free_unary(n) || per_tensor_quantization(g, n)) &&
+      } else if ((layout_free_unary(n) || per_tensor_quantization(g, n) || dynamic_quantization(n)) &&
                  held[static_cast<size_t>(n.inputs[0])]) {
         k = Kind::kUnary;
       } else if (qadd(n) && held[static_cast<size_t>(n.inputs[0])] && held[static_cast<size_t>(n.inputs[3])] &&
@@ -247,7 +260,7 @@ class ChannelsLast final : public Pass {
       if (kind[i] == Kind::kNone) continue;
       ir::Node& n = g.nodes[i];
       // Inputs: the channels-last twins.
-      if (kind[i] == Kind::kConv && n.op_type == "QLinearConv") {
+      if (kind[i] == Kind::kConv && (n.op_type == "QLinearConv" || n.op_type == "ConvIntegerToFloat")) {
         n.attributes["channels_last"] = int_attribute(1);
         n.inputs[0] = twin_of(g, n.inputs[0]);
       } else if (kind[i] == Kind::kConv) {

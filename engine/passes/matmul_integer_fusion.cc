@@ -12,6 +12,11 @@
 // shape [N] (the model computes it at run time from A's dynamic scale and B's constant one); a
 // constant float32 bias of shape [N]; the Cast's and the Mul's outputs read by nothing else (the
 // Add's too, when it is fused). Everything else stays as it is.
+// The same chain after a ConvInteger (a dynamically quantized CNN) becomes com.osprey
+// ConvIntegerToFloat(x, w, x_zero_point, w_zero_point, scale, bias) with the convolution's
+// attributes: a constant 4-D w with M output channels, a scale of one value, a constant bias of
+// M values along the channel axis ([1, M, 1, 1] or [M, 1, 1], stored [M]), and Relu or Clip
+// (constant bounds) as the activation (reference: conv.cc).
 #include "passes/fusion_util.h"
 #include "passes/pass.h"
 
@@ -22,7 +27,19 @@ struct Match {
   int cast = -1, mul = -1, add = -1;
   int scale = ir::kNoValue, bias = ir::kNoValue, output = ir::kNoValue;
   ActivationMatch act;  // name "" when none
+  Tensor conv_bias;     // a convolution's bias as [M] (undefined: the bias value as it is)
 };
+
+// A convolution's constant float32 bias along the channel axis of an [N, M, spatial...] output:
+// [1, M, 1, 1] or [M, 1, 1] (rank 4 output), as a tensor [M]; undefined otherwise.
+Tensor channel_bias(const Tensor* t, int64_t m) {
+  if (!t || t->dtype() != DType::kFloat32 || t->numel() != m || t->rank() < 3 || t->rank() > 4 ||
+      t->dim(t->rank() - 3) != m)
+    return Tensor();
+  Tensor b(DType::kFloat32, {m});
+  std::copy(t->data<float>(), t->data<float>() + m, b.data<float>());
+  return b;
+}
 
 // B's column count when its shape is known, rank 2 and its last dim fixed; else -1.
 int64_t columns(const ir::Graph& g, const GraphIndex& ix, int b) {
@@ -40,9 +57,12 @@ bool scale_shape(const GraphIndex& ix, int v, int64_t n) {
 }
 
 bool match(const ir::Graph& g, const GraphIndex& ix, const ir::Node& mm, Match* m) {
-  if (!is_op(mm, "MatMulInteger") || mm.inputs.size() < 2 || mm.outputs.size() != 1 || mm.outputs[0] < 0)
+  const bool conv = is_op(mm, "ConvInteger");
+  if ((!conv && !is_op(mm, "MatMulInteger")) || mm.inputs.size() < 2 || mm.outputs.size() != 1 || mm.outputs[0] < 0)
     return false;
-  const int64_t n = columns(g, ix, mm.inputs[1]);
+  const Tensor* w = conv ? constant_tensor(g, mm.inputs[1]) : nullptr;
+  if (conv && (!w || w->rank() != 4)) return false;
+  const int64_t n = conv ? w->dim(0) : columns(g, ix, mm.inputs[1]);
   if (n < 1) return false;
   m->cast = ix.sole_reader(mm.outputs[0]);
   if (m->cast < 0) return false;
@@ -55,22 +75,24 @@ bool match(const ir::Graph& g, const GraphIndex& ix, const ir::Node& mm, Match* 
   if (m->mul < 0) return false;
   const ir::Node& mul = g.nodes[static_cast<size_t>(m->mul)];
   m->scale = mul.inputs[0] == cast.outputs[0] ? mul.inputs[1] : mul.inputs[0];
-  if (m->scale == cast.outputs[0] || !scale_shape(ix, m->scale, n)) return false;
+  if (m->scale == cast.outputs[0] || !scale_shape(ix, m->scale, conv ? 1 : n)) return false;
   m->output = mul.outputs[0];
   const int add = sole_binary_reader(g, ix, m->output, "Add");
   if (add >= 0) {
     const ir::Node& a = g.nodes[static_cast<size_t>(add)];
     const int bias = a.inputs[0] == m->output ? a.inputs[1] : a.inputs[0];
     const Tensor* t = constant_tensor(g, bias);
-    if (bias != m->output && t && t->dtype() == DType::kFloat32 && t->shape() == Shape{n}) {
+    if (conv) m->conv_bias = bias != m->output ? channel_bias(t, n) : Tensor();
+    if (bias != m->output && (conv ? m->conv_bias.defined() : t && t->dtype() == DType::kFloat32 && t->shape() == Shape{n})) {
       m->add = add;
       m->bias = bias;
       m->output = a.outputs[0];
     }
   }
   ActivationMatch am;
-  if (match_activation(g, ix, m->output, &am) && am.params.empty() &&
-      (am.name == "Relu" || am.name == "Gelu" || am.name == "GeluTanh")) {
+  if (match_activation(g, ix, m->output, &am) &&
+      (conv ? (am.name == "Relu" && am.params.empty()) || (am.name == "Clip" && am.params.size() == 2)
+            : am.params.empty() && (am.name == "Relu" || am.name == "Gelu" || am.name == "GeluTanh"))) {
     m->act = am;
     m->output = am.output;
   }
@@ -93,13 +115,17 @@ class MatMulIntegerFusion final : public Pass {
       if (m.add >= 0) nodes.push_back(m.add);
       nodes.insert(nodes.end(), m.act.nodes.begin(), m.act.nodes.end());
       if (!claim_match(nodes, static_cast<int>(i), &dead)) continue;
-      ir::Node& n = g.nodes[i];
-      make_fused(n, "MatMulIntegerToFloat", m.bias != ir::kNoValue ? 6 : 5);
-      n.inputs[4] = m.scale;
-      if (m.bias != ir::kNoValue) n.inputs[5] = m.bias;
-      n.outputs = {m.output};
-      n.attributes.clear();
-      if (!m.act.name.empty()) set_activation(n, m.act);
+      const bool conv = is_op(g.nodes[i], "ConvInteger");
+      int bias = m.bias;
+      if (conv && bias != ir::kNoValue)
+        bias = add_initializer(g, g.values[static_cast<size_t>(m.output)].name + "_bias", m.conv_bias);
+      ir::Node& f = g.nodes[i];
+      make_fused(f, conv ? "ConvIntegerToFloat" : "MatMulIntegerToFloat", bias != ir::kNoValue ? 6 : 5);
+      f.inputs[4] = m.scale;
+      if (bias != ir::kNoValue) f.inputs[5] = bias;
+      f.outputs = {m.output};
+      if (!conv) f.attributes.clear();  // (a convolution keeps its window attributes)
+      if (!m.act.name.empty()) set_activation(f, m.act);
       changed = true;
     }
     if (changed) erase_nodes(g, dead);

@@ -6,7 +6,11 @@
 // A quantized convolution (ONNX's or com.osprey's QLinearConv) takes a Pad of its
 // x_zero_point the same way: its own padding is x_zero_point too (a real 0), as a QOperator
 // model pads with the quantized 0; and a float zero Pad before the QuantizeLinear that feeds
-// it (per tensor, read by nothing else), which then quantizes the unpadded input.
+// it (per tensor, read by nothing else), which then quantizes the unpadded input. Likewise a
+// float zero Pad before the DynamicQuantizeLinear of a dynamically quantized convolution
+// (ConvInteger, x_zero_point the DynamicQuantizeLinear's): the range it computes always
+// includes 0, so the zeros change neither scale nor zero point, and the quantized zeros are
+// x_zero_point, which ConvInteger's own padding stands for.
 // Conditions: Pad in mode "constant" with a constant value of 0 (or none; x_zero_point for
 // QLinearConv), constant non-negative pads that leave the batch and channel dims alone, no
 // `axes` input; the convolution has auto_pad NOTSET (or none) and reads the Pad's output only
@@ -22,7 +26,8 @@ bool is_qlinear_conv(const ir::Node& n) {
 }
 
 bool foldable_conv(const ir::Node& n, int x) {
-  const bool conv = is_op(n, "Conv") || (n.domain == kOspreyDomain && n.op_type == "FusedConv") || is_qlinear_conv(n);
+  const bool conv = is_op(n, "Conv") || (n.domain == kOspreyDomain && n.op_type == "FusedConv") ||
+                    is_qlinear_conv(n) || is_op(n, "ConvInteger");
   if (!conv || n.inputs.empty() || n.inputs[0] != x) return false;
   for (size_t i = 1; i < n.inputs.size(); ++i)
     if (n.inputs[i] == x) return false;
@@ -72,9 +77,21 @@ class PadConvFold final : public Pass {
       reader = ix.sole_reader(y);
       if (reader >= 0 && !is_qlinear_conv(g.nodes[static_cast<size_t>(reader)])) return false;
     }
+    // A float zero Pad, then DynamicQuantizeLinear, then ConvInteger with its zero point.
+    bool dynamic = false;
+    if (!quantize && reader >= 0 && value == 0.0 && is_op(g.nodes[static_cast<size_t>(reader)], "DynamicQuantizeLinear") &&
+        g.nodes[static_cast<size_t>(reader)].inputs[0] == y && g.nodes[static_cast<size_t>(reader)].outputs.size() == 3) {
+      quantize = &g.nodes[static_cast<size_t>(reader)];
+      y = quantize->outputs[0];
+      reader = ix.sole_reader(y);
+      if (reader < 0 || !is_op(g.nodes[static_cast<size_t>(reader)], "ConvInteger") ||
+          input_at(g.nodes[static_cast<size_t>(reader)], 2) != quantize->outputs[2])
+        return false;
+      dynamic = true;
+    }
     if (reader < 0 || !foldable_conv(g.nodes[static_cast<size_t>(reader)], y)) return false;
     ir::Node& conv = g.nodes[static_cast<size_t>(reader)];
-    if (!padding_value(g, conv, &conv_value) || value != conv_value) return false;
+    if (!dynamic && (!padding_value(g, conv, &conv_value) || value != conv_value)) return false;
     const size_t r = pads.size() / 2, nd = r - 2;
     std::vector<int64_t> conv_pads(2 * nd, 0);
     if (const auto* a = conv.find_attribute("pads")) {

@@ -218,7 +218,9 @@ DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers,
     if (is_op(n, "MatMulInteger")) return DType::kInt32;
     if (is_op(n, "DynamicQuantizeLinear"))  // y uint8, y_scale float32, y_zero_point uint8
       return n.outputs.size() > 1 && id == n.outputs[1] ? DType::kFloat32 : DType::kUInt8;
-    if (n.domain == "com.osprey" && n.op_type == "MatMulIntegerToFloat") return DType::kFloat32;
+    if (n.domain == "com.osprey" && (n.op_type == "MatMulIntegerToFloat" || n.op_type == "ConvIntegerToFloat"))
+      return DType::kFloat32;
+    if (is_op(n, "ConvInteger")) return DType::kInt32;
     if (n.domain == "com.microsoft") {  // the QOperator format's quantized ops
       const std::string& op = n.op_type;
       // The output's zero point decides; absent, the first quantized input's type.

@@ -136,7 +136,7 @@ class Inference {
         s = i == 0 ? shape(n.inputs[0]) : broadcast_sym(s, shape(n.inputs[i]));
       }
       if (!n.inputs.empty()) set_shape(y, std::move(s));
-    } else if (op == "Conv" || op == "FusedConv") {
+    } else if (op == "Conv" || op == "FusedConv" || (onnx && op == "ConvInteger") || (ours && op == "ConvIntegerToFloat")) {
       conv(n, y, 1);
     } else if (op == "QLinearConv") {  // ONNX's and com.osprey's: W is input 3
       conv(n, y, 3);

@@ -2,7 +2,8 @@
 // at run time) against the reference: the sums are exact, so equal bit for bit. uint8 and int8
 // activations, zero points absent / 0 / mid-range / changing between runs, pads (the shifted
 // padding is 0), strides, groups (depthwise), one and two threads; weights with a non-zero
-// zero point run on the reference.
+// zero point run on the reference. com.osprey ConvIntegerToFloat (scale and bias as post-ops,
+// Relu / Clip, NCHW and channels-last) likewise, bit for bit.
 #include <gtest/gtest.h>
 
 #include "cpu_test_harness.h"
@@ -75,6 +76,63 @@ TEST(CpuConvInteger, WeightsWithAZeroPointRunOnTheReference) {
   ASSERT_TRUE(want.ok() && got.ok());
   EXPECT_TRUE(int32_equal(*got, *want));
   EXPECT_EQ(cpu::int8_convolutions_built(), before);
+}
+
+bool float_equal(const Tensor& a, const Tensor& b) {
+  return a.dtype() == DType::kFloat32 && b.dtype() == DType::kFloat32 && a.shape() == b.shape() &&
+         std::equal(a.data<float>(), a.data<float>() + a.numel(), b.data<float>());
+}
+
+TEST(CpuConvIntegerToFloat, EqualsTheReference) {
+  static ThreadPool pool2(2);
+  struct FloatCase {
+    int64_t C, M, k, stride, pad, group;
+    bool channels_last, bias;
+    std::string act;
+  };
+  const std::vector<FloatCase> cases = {
+      {3, 8, 3, 2, 1, 1, false, true, "Clip"}, {8, 8, 3, 1, 1, 8, true, true, "Clip"},
+      {16, 24, 1, 1, 0, 1, true, true, ""},    {16, 24, 1, 1, 0, 1, false, false, "Relu"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE("C " + std::to_string(c.C) + " M " + std::to_string(c.M) + " group " + std::to_string(c.group) +
+                 (c.channels_last ? " channels-last" : " NCHW") + " " + c.act);
+    const Shape xs = c.channels_last ? Shape{1, 9, 11, c.C} : Shape{1, c.C, 9, 11};
+    const Tensor x = random_bytes(DType::kUInt8, xs, 5);
+    const Tensor w = random_bytes(DType::kInt8, {c.M, c.C / c.group, c.k, c.k}, 6);
+    std::vector<float> b;
+    for (int64_t m = 0; m < c.M; ++m) b.push_back(0.25f * static_cast<float>(m % 5) - 0.5f);
+    const Tensor bias = fvec(b);
+    Attrs attrs = {{"pads", ints_attr({c.pad, c.pad, c.pad, c.pad})},
+                   {"strides", ints_attr({c.stride, c.stride})},
+                   {"group", int_attr(c.group)},
+                   {"channels_last", int_attr(c.channels_last ? 1 : 0)}};
+    if (!c.act.empty()) attrs["activation"] = string_attr(c.act);
+    if (c.act == "Clip") attrs["activation_params"] = floats_attr({0.0f, 6.0f});
+    NodeRunner ref("ConvIntegerToFloat", "com.osprey", 1, attrs, Device::ref, {}, DType::kUInt8);
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+      std::vector<Tensor> constants = {Tensor(), w, Tensor(), Tensor(), Tensor()};
+      if (c.bias) constants.push_back(bias);
+      NodeRunner cpu("ConvIntegerToFloat", "com.osprey", 1, attrs, Device::cpu, constants, DType::kUInt8);
+      ASSERT_TRUE(cpu.found());
+      ASSERT_TRUE(cpu.prepare_status().ok()) << cpu.prepare_status().to_string();
+      const int64_t before = cpu::int8_convolutions_built();
+      for (auto [zp, scale] : {std::pair{121, 0.0031f}, std::pair{7, 0.017f}}) {
+        std::vector<Tensor> in = {x, w, byte_scalar(DType::kUInt8, zp), Tensor(), fvec({scale})};
+        if (c.bias) in.push_back(bias);
+        auto want = ref.run(in);
+        ASSERT_TRUE(want.ok()) << want.status().to_string();
+        auto got = cpu.run(in, pool);
+        ASSERT_TRUE(got.ok()) << got.status().to_string();
+        double worst = 0;
+        for (int64_t i = 0; i < want->numel() && got->numel() == want->numel(); ++i)
+          worst = std::max(worst, static_cast<double>(std::fabs(got->data<float>()[i] - want->data<float>()[i])));
+        EXPECT_TRUE(float_equal(*got, *want)) << "zero point " << zp << " worst " << worst;
+      }
+      if (cpu::int8_vnni_available())
+        EXPECT_EQ(cpu::int8_convolutions_built(), before + 1) << "the int8 primitive did not run once";
+    }
+  }
 }
 
 }  // namespace

@@ -22,7 +22,11 @@
 // convolution, its x_zero_point computed by DynamicQuantizeLinear) runs on the same primitive
 // with an int32 destination, no scales, and the source zero point given at run time: the exact
 // sums of (x - x_zero_point) * w, bit for bit the reference's. int8 weights with zero points of
-// 0 (quantize_dynamic's symmetric weights); other forms run on the reference.
+// 0 (quantize_dynamic's symmetric weights); other forms run on the reference. com.osprey
+// ConvIntegerToFloat (that convolution with its Cast -> Mul(scale) [-> Add(bias)] [-> Relu |
+// Clip], fused by matmul_integer_fusion) writes float32 instead: the sums converted to float,
+// times the run-time scale and plus the constant bias as binary post-ops (the reference's
+// operations in its order, bit for bit), then the activation as an eltwise post-op.
 #include <atomic>
 #include <cmath>
 #include <optional>
@@ -46,6 +50,8 @@ struct QConvEntry {
   // src/dst_plain: the tensors as they lie (nhwc, or nchw); src/dst_md: as the primitive takes
   // them (an NCHW node's are reordered into the layout the primitive picked, as conv_dnnl does).
   memory::desc src_plain, dst_plain, src_md, dst_md, bias_md, scratch_md;
+  memory::desc zp_md;                        // ConvInteger's run-time source zero point
+  memory::desc scale_post_md, bias_post_md;  // ConvIntegerToFloat's binary post-op operands
   std::optional<dnnl::reorder> src_reorder, dst_reorder;
   memory weights;  // packed for the primitive
 };
@@ -53,6 +59,8 @@ struct QConvEntry {
 struct QConvState final : KernelState {
   bool ready = false;  // false: this node runs on the reference
   bool integer_output = false;  // ConvInteger: int32 Y, x_zero_point given at run time
+  bool float_output = false;    // ConvIntegerToFloat: float32 Y = act(float(acc) * scale + bias)
+  Tensor float_bias;            // its constant bias [M] (undefined: none)
   bool channels_last = false;
   DType x_type = DType::kUndefined, y_type = DType::kUndefined;
   int64_t M = 0;
@@ -66,7 +74,10 @@ struct QConvState final : KernelState {
 };
 
 memory::data_type dnnl_type(DType t) {
-  return t == DType::kUInt8 ? memory::data_type::u8 : t == DType::kInt32 ? memory::data_type::s32 : memory::data_type::s8;
+  return t == DType::kUInt8   ? memory::data_type::u8
+         : t == DType::kInt32   ? memory::data_type::s32
+         : t == DType::kFloat32 ? memory::data_type::f32
+                                : memory::data_type::s8;
 }
 
 bool is_int8(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
@@ -136,13 +147,32 @@ std::shared_ptr<QConvState> make_state(const KernelContext& ctx) {
   return st;
 }
 
-// ConvInteger(x, w, x_zero_point?, w_zero_point?): ready for a constant int8 4-D w whose zero
-// points are 0 and an x_zero_point of one value (or none).
-std::shared_ptr<QConvState> make_integer_state(const KernelContext& ctx) {
+// ConvInteger(x, w, x_zero_point?, w_zero_point?) and ConvIntegerToFloat (`to_float`: also
+// scale, bias?): ready for a constant int8 4-D w whose zero points are 0 (and a constant float
+// bias [M], a Relu or Clip activation).
+std::shared_ptr<QConvState> make_integer_state(const KernelContext& ctx, bool to_float) {
   auto st = std::make_shared<QConvState>();
   st->integer_output = true;
-  st->y_type = DType::kInt32;
+  st->float_output = to_float;
+  st->y_type = to_float ? DType::kFloat32 : DType::kInt32;
   if (!int8_vnni_available() || !ctx.has_input(1) || !ctx.input_value(1).is_tensor()) return st;
+  if (to_float) {
+    const std::string act = ctx.attr_string("activation", "");
+    const std::vector<float> params = ctx.attr_floats("activation_params");
+    if (act == "Clip" && params.size() == 2) {
+      st->lo = params[0];
+      st->hi = params[1];
+    } else if (!((act.empty() || act == "Relu") && params.empty())) {
+      return st;
+    }
+    st->act = act;
+    st->channels_last = ctx.attr_int("channels_last", 0) == 1;
+    if (ctx.has_input(5) && ctx.input_value(5).is_tensor()) {  // a constant bias (a computed one: the reference)
+      const Tensor& b = ctx.input(5);
+      if (b.dtype() != DType::kFloat32 || b.rank() != 1 || b.dim(0) != ctx.input(1).dim(0)) return st;
+      st->float_bias = b;
+    }
+  }
   const Tensor& w = ctx.input(1);
   if (w.dtype() != DType::kInt8 || w.rank() != 4) return st;
   if (ctx.node().inputs.size() > 3 && ctx.node().inputs[3] != ir::kNoValue) {
@@ -200,14 +230,23 @@ Result<std::shared_ptr<const QConvEntry>> build(const KernelContext& ctx, const 
   const bool has_bias = !st.bias.empty();
   if (has_bias) e->bias_md = plain_desc({M});
   dnnl::primitive_attr attr;
+  dnnl::post_ops ops;
   if (st.integer_output) {
     attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    e->zp_md = memory::desc({1}, memory::data_type::s32, memory::format_tag::x);
+    if (st.float_output) {  // * scale (a run-time value), + bias[m]
+      e->scale_post_md = memory::desc({1, 1, 1, 1}, memory::data_type::f32, memory::format_tag::nchw);
+      ops.append_binary(dnnl::algorithm::binary_mul, e->scale_post_md);
+      if (st.float_bias.defined()) {
+        e->bias_post_md = memory::desc({1, M, 1, 1}, memory::data_type::f32, memory::format_tag::nchw);
+        ops.append_binary(dnnl::algorithm::binary_add, e->bias_post_md);
+      }
+    }
   } else {
     attr.set_output_scales(st.out_scales.size() > 1 ? 2 : 0, st.out_scales);
     if (st.x_zp != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {st.x_zp});
     if (st.y_zp != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {st.y_zp});
   }
-  dnnl::post_ops ops;
   if (st.act == "Relu") ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
   if (st.act == "Clip") ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, st.lo, st.hi);
   attr.set_post_ops(ops);
@@ -272,8 +311,12 @@ Status run_conv(KernelContext& ctx, QConvState* st, int32_t x_zp, Status (*fallb
                   arg(DNNL_ARG_DST, e->dst_md, dst)};
     if (!st->bias.empty()) args.add(arg(DNNL_ARG_BIAS, e->bias_md, st->bias.data()));
     if (st->integer_output)
-      args.add(arg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, memory::desc({1}, memory::data_type::s32, memory::format_tag::x),
-                   &x_zp));
+      args.add(arg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, e->zp_md, &x_zp));
+    if (st->float_output) {
+      args.add(arg(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, e->scale_post_md, ctx.input(4).raw_data()));
+      if (st->float_bias.defined())
+        args.add(arg(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1, e->bias_post_md, st->float_bias.raw_data()));
+    }
     execute(e->prim, args, e->scratch_md);
     if (e->dst_reorder) run_reorder(*e->dst_reorder, e->dst_md, dst, e->dst_plain, y.raw_data());
     return Status::Ok();
@@ -308,27 +351,51 @@ Status qlinear_conv(KernelContext& ctx) {
 }
 
 Result<std::shared_ptr<KernelState>> prepare_conv_integer(const KernelContext& ctx) {
-  return std::shared_ptr<KernelState>(make_integer_state(ctx));
+  return std::shared_ptr<KernelState>(make_integer_state(ctx, false));
 }
 
-Status conv_integer(KernelContext& ctx) {
+Result<std::shared_ptr<KernelState>> prepare_conv_integer_to_float(const KernelContext& ctx) {
+  return std::shared_ptr<KernelState>(make_integer_state(ctx, true));
+}
+
+namespace {
+
+// ConvInteger / ConvIntegerToFloat on the primitive, or on `fallback` (the reference) for the
+// forms it does not take.
+Status run_integer_conv(KernelContext& ctx, bool to_float, Status (*fallback)(KernelContext&)) {
   auto* st = dynamic_cast<QConvState*>(ctx.state());
-  if (!st || !st->ready || !st->integer_output || !ctx.has_input(0) || !ctx.input_value(0).is_tensor() ||
-      !is_int8(ctx.input(0).dtype()) || ctx.input(1).raw_data() != st->weights.raw_data())
-    return ref::conv_integer(ctx);
+  if (!st || !st->ready || !st->integer_output || st->float_output != to_float || !ctx.has_input(0) ||
+      !ctx.input_value(0).is_tensor() || !is_int8(ctx.input(0).dtype()) ||
+      ctx.input(1).raw_data() != st->weights.raw_data())
+    return fallback(ctx);
+  if (to_float) {
+    // The bias must be the constant the state holds (a bias it does not hold: the reference).
+    if (!ctx.has_input(4) || ctx.input(4).dtype() != DType::kFloat32 || ctx.input(4).numel() != 1 ||
+        ctx.has_input(5) != st->float_bias.defined() ||
+        (st->float_bias.defined() && ctx.input(5).raw_data() != st->float_bias.raw_data()))
+      return fallback(ctx);
+  }
   if (ctx.has_input(3)) {  // the primitive has no weight zero points: only zeros
     const Tensor& wz = ctx.input(3);
-    if (wz.dtype() != DType::kInt8) return ref::conv_integer(ctx);
+    if (wz.dtype() != DType::kInt8) return fallback(ctx);
     for (int64_t i = 0; i < wz.numel(); ++i)
-      if (wz.data<int8_t>()[i] != 0) return ref::conv_integer(ctx);
+      if (wz.data<int8_t>()[i] != 0) return fallback(ctx);
   }
   int32_t x_zp = 0;
   if (ctx.has_input(2)) {
     const Tensor& z = ctx.input(2);
-    if (z.dtype() != ctx.input(0).dtype() || z.numel() != 1) return ref::conv_integer(ctx);  // (it names the error)
+    if (z.dtype() != ctx.input(0).dtype() || z.numel() != 1) return fallback(ctx);  // (it names the error)
     x_zp = static_cast<int32_t>(z.get_as_int64(0));
   }
-  return run_conv(ctx, st, x_zp, ref::conv_integer);
+  return run_conv(ctx, st, x_zp, fallback);
+}
+
+}  // namespace
+
+Status conv_integer(KernelContext& ctx) { return run_integer_conv(ctx, false, ref::conv_integer); }
+
+Status conv_integer_to_float(KernelContext& ctx) {
+  return run_integer_conv(ctx, true, ref::conv_integer_to_float);
 }
 
 }  // namespace osprey::cpu

@@ -446,23 +446,111 @@ Status conv_transpose(KernelContext& ctx) {
                               [&]<class T>() { return run_float_conv<T>(ctx, d, true); });
 }
 
-// ConvInteger(x, w, x_zero_point?, w_zero_point?) -> int32.
-Status conv_integer(KernelContext& ctx) {
+namespace {
+
+// The dims of a 2-D quantized convolution of X [N, C, H, W] (already NCHW) by W [M, C/group,
+// kH, kW] with the node's window attributes; `cl` names X channels-last in errors.
+Status quantized_conv_dims(const KernelContext& ctx, const Tensor& x, const Tensor& w, bool cl, ConvDims* d) {
+  d->group = ctx.attr_int("group", 1);
+  if (d->group < 1) return invalid_argument("attribute group must be >= 1, got ", d->group);
+  d->N = x.dim(0);
+  d->C = x.dim(1);
+  d->M = w.dim(0);
+  if (w.dim(1) * d->group != d->C || d->M % d->group != 0)
+    return invalid_argument("weights ", shape_to_string(w.shape()), " do not match input ",
+                            shape_to_string(ctx.input(0).shape()), cl ? " (channels last)" : "",
+                            " with group ", d->group);
+  d->w.in.assign(x.shape().begin() + 2, x.shape().end());
+  d->w.kernel.assign(w.shape().begin() + 2, w.shape().end());
+  d->w.nd = 2;
+  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != d->w.kernel)
+    return invalid_argument("attribute kernel_shape does not match the weights ", shape_to_string(w.shape()));
+  return window_from_attrs(ctx, false, &d->w);
+}
+
+// The int32 sums of ConvInteger(x, w, x_zero_point?, w_zero_point?) into *acc: the output
+// when `as_output`, else a tensor of its own. channels_last = 1 (ConvIntegerToFloat, 2-D): X is
+// [N, H, W, C]; the sums stay NCHW.
+Status integer_conv(KernelContext& ctx, bool as_output, Tensor* acc) {
+  const int64_t cl = ctx.attr_int("channels_last", 0);
+  if (cl != 0 && cl != 1) return invalid_argument("attribute channels_last must be 0 or 1, got ", cl);
   ConvDims d;
-  OSPREY_RETURN_IF_ERROR(read_conv_dims(ctx, 0, 1, false, &d));
-  const Tensor& x = ctx.input(0);
+  Tensor x = ctx.input(0);
   const Tensor& w = ctx.input(1);
   OSPREY_RETURN_IF_ERROR(check_int8(x, "input x"));
   OSPREY_RETURN_IF_ERROR(check_int8(w, "input w"));
-  OSPREY_RETURN_IF_ERROR(window_from_attrs(ctx, false, &d.w));
+  if (cl) {
+    OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 4, 4));
+    OSPREY_RETURN_IF_ERROR(require_rank(ctx, 1, 4, 4));
+    OSPREY_ASSIGN_OR_RETURN(x, transposed(x, {0, 3, 1, 2}));
+    OSPREY_RETURN_IF_ERROR(quantized_conv_dims(ctx, x, w, true, &d));
+  } else {
+    OSPREY_RETURN_IF_ERROR(read_conv_dims(ctx, 0, 1, false, &d));
+    OSPREY_RETURN_IF_ERROR(window_from_attrs(ctx, false, &d.w));
+  }
   std::vector<int32_t> xzp, wzp;
   OSPREY_RETURN_IF_ERROR(read_zero_points(ctx, 2, x.dtype(), 0, "x_zero_point", &xzp));
   OSPREY_RETURN_IF_ERROR(read_zero_points(ctx, 3, w.dtype(), d.M, "w_zero_point", &wzp));
   OSPREY_ASSIGN_OR_RETURN(Tensor xi, subtract_zero_point(ctx, x, xzp));
   OSPREY_ASSIGN_OR_RETURN(Tensor wi, subtract_zero_point(ctx, w, wzp));
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, DType::kInt32, output_shape_of(d)));
-  return conv_forward<int32_t>(ctx, d, xi.data<int32_t>(), wi.data<int32_t>(), nullptr,
-                               y.data<int32_t>());
+  if (as_output) {
+    OSPREY_ASSIGN_OR_RETURN(*acc, ctx.new_output(0, DType::kInt32, output_shape_of(d)));
+  } else {
+    OSPREY_ASSIGN_OR_RETURN(*acc, ctx.new_tensor(DType::kInt32, output_shape_of(d)));
+  }
+  return conv_forward<int32_t>(ctx, d, xi.data<int32_t>(), wi.data<int32_t>(), nullptr, acc->data<int32_t>());
+}
+
+}  // namespace
+
+// ConvInteger(x, w, x_zero_point?, w_zero_point?) -> int32.
+Status conv_integer(KernelContext& ctx) {
+  Tensor y;
+  return integer_conv(ctx, true, &y);
+}
+
+// com.osprey ConvIntegerToFloat(x, w, x_zero_point?, w_zero_point?, scale, bias?), ConvInteger's
+// attributes plus activation ("", Relu, or Clip with activation_params [min, max]): a
+// dynamically quantized convolution, ConvInteger -> Cast -> Mul(scale) [-> Add(bias)] [-> Relu |
+// Clip], as one op (matmul_integer_fusion makes it): y = act(float(acc) * scale + bias[m]), the
+// same float operations in the same order. scale is one float32 value, bias float32 [M].
+Status conv_integer_to_float(KernelContext& ctx) {
+  const std::string act = ctx.attr_string("activation", "");
+  const std::vector<float> params = ctx.attr_floats("activation_params");
+  if (!(act.empty() || act == "Relu" || act == "Clip") || params.size() != (act == "Clip" ? 2u : 0u))
+    return invalid_argument("activation '", act, "' with ", params.size(),
+                            " activation_params: ConvIntegerToFloat takes none, Relu, or Clip [min, max]");
+  if (!ctx.has_input(4)) return invalid_argument("scale (input 4) is missing");
+  const Tensor& scale = ctx.input(4);
+  if (scale.dtype() != DType::kFloat32 || scale.numel() != 1)
+    return invalid_argument("scale has type ", dtype_name(scale.dtype()), " and shape ", shape_to_string(scale.shape()),
+                            "; expected one float32 value");
+  Tensor acc;
+  OSPREY_RETURN_IF_ERROR(integer_conv(ctx, false, &acc));
+  const int64_t M = acc.dim(1), plane = M > 0 && acc.dim(0) > 0 ? acc.numel() / (acc.dim(0) * M) : 0;
+  const bool has_bias = ctx.has_input(5);
+  if (has_bias && (ctx.input(5).dtype() != DType::kFloat32 || ctx.input(5).shape() != Shape{M}))
+    return invalid_argument("bias has type ", dtype_name(ctx.input(5).dtype()), " and shape ",
+                            shape_to_string(ctx.input(5).shape()), "; expected float32 [", M, "]");
+  const bool cl = ctx.attr_int("channels_last", 0) == 1;
+  Tensor y;
+  if (cl) {
+    OSPREY_ASSIGN_OR_RETURN(y, ctx.new_tensor(DType::kFloat32, acc.shape()));
+  } else {
+    OSPREY_ASSIGN_OR_RETURN(y, ctx.new_output(0, DType::kFloat32, acc.shape()));
+  }
+  const float s = scale.data<float>()[0];
+  const float* bias = has_bias ? ctx.input(5).data<float>() : nullptr;
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const float v = static_cast<float>(acc.data<int32_t>()[i]) * s;
+    const float u = bias ? v + bias[i / plane % M] : v;
+    y.data<float>()[i] = act == "Relu" ? (u > 0 ? u : 0.0f) : act == "Clip" ? (u < params[0] ? params[0] : (u > params[1] ? params[1] : u)) : u;
+  }
+  if (!cl) return Status::Ok();
+  OSPREY_ASSIGN_OR_RETURN(Tensor nhwc, transposed(y, {0, 2, 3, 1}));
+  OSPREY_ASSIGN_OR_RETURN(Tensor out, ctx.new_output(0, DType::kFloat32, nhwc.shape()));
+  if (out.nbytes() > 0) std::memcpy(out.raw_data(), nhwc.raw_data(), out.nbytes());
+  return Status::Ok();
 }
 
 // QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?) -> quantized y.
@@ -552,21 +640,7 @@ Status fused_qlinear_conv(KernelContext& ctx) {
   }
   const Tensor& w = ctx.input(3);
   ConvDims d;
-  d.group = ctx.attr_int("group", 1);
-  if (d.group < 1) return invalid_argument("attribute group must be >= 1, got ", d.group);
-  d.N = x.dim(0);
-  d.C = x.dim(1);
-  d.M = w.dim(0);
-  if (w.dim(1) * d.group != d.C || d.M % d.group != 0)
-    return invalid_argument("weights ", shape_to_string(w.shape()), " do not match input ",
-                            shape_to_string(ctx.input(0).shape()), cl ? " (channels last)" : "",
-                            " with group ", d.group);
-  d.w.in.assign(x.shape().begin() + 2, x.shape().end());
-  d.w.kernel.assign(w.shape().begin() + 2, w.shape().end());
-  d.w.nd = 2;
-  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != d.w.kernel)
-    return invalid_argument("attribute kernel_shape does not match the weights ", shape_to_string(w.shape()));
-  OSPREY_RETURN_IF_ERROR(window_from_attrs(ctx, false, &d.w));
+  OSPREY_RETURN_IF_ERROR(quantized_conv_dims(ctx, x, w, cl == 1, &d));
   QLinearParams q;
   OSPREY_RETURN_IF_ERROR(read_qlinear_params(ctx, x.dtype(), w.dtype(), d.M, &q));
   const auto &xs = q.xs, &ws = q.ws, &ys = q.ys;

@@ -130,8 +130,9 @@ Status dequantize_linear(KernelContext& ctx);
 Status dynamic_quantize_linear(KernelContext& ctx);
 // com.osprey QLinearConv (conv.cc), the CPU kernel's oracle and its fallback.
 Status fused_qlinear_conv(KernelContext& ctx);
-// ConvInteger (conv.cc), the CPU kernel's oracle and its fallback.
+// ConvInteger and com.osprey ConvIntegerToFloat (conv.cc), the CPU kernel's oracles and fallbacks.
 Status conv_integer(KernelContext& ctx);
+Status conv_integer_to_float(KernelContext& ctx);
 // MatMulInteger (gemm.cc), the CPU kernel's oracle and its fallback.
 Status matmul_integer(KernelContext& ctx);
 Status matmul_integer_to_float(KernelContext& ctx);
