@@ -10,7 +10,7 @@ folds into the quantization), so that onnxruntime does not warn about them.
 With --qoperator the same calibration writes the QOperator format (QLinearConv, com.microsoft
 QLinearAdd / QLinearGlobalAveragePool / QGemm). With --dynamic it quantizes a transformer as
 onnxruntime's quantize_dynamic does (int8 weights, activations quantized at run time; no
-calibration):
+calibration; a CNN's convolutions become ConvInteger):
 
     .venv/bin/python tools/zoo/quantize.py --dynamic models/bert_base.onnx /tmp/bert_base_int8.onnx
 """
@@ -69,9 +69,10 @@ def quantize_qdq(source, dest, input_name="input", operator_format=False):
 
 
 def quantize_dynamic_int8(source, dest):
-    """Dynamic quantization, as onnxruntime's quantize_dynamic makes it for transformers: int8
-    weights (per tensor, symmetric) for every MatMul with constant weights, each activation
-    quantized at run time by a DynamicQuantizeLinear, then MatMulInteger and a float rescale."""
+    """Dynamic quantization, as onnxruntime's quantize_dynamic makes it: int8 weights (per
+    tensor, symmetric) for every MatMul with constant weights (and every Conv, in a CNN), each
+    activation quantized at run time by a DynamicQuantizeLinear, then MatMulInteger (ConvInteger)
+    and a float rescale."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantize_dynamic(str(source), str(dest), weight_type=QuantType.QInt8)
