@@ -13,11 +13,6 @@
 namespace osprey::testing {
 namespace {
 
-bool int32_equal(const Tensor& a, const Tensor& b) {
-  return a.dtype() == DType::kInt32 && b.dtype() == DType::kInt32 && a.shape() == b.shape() &&
-         std::equal(a.data<int32_t>(), a.data<int32_t>() + a.numel(), b.data<int32_t>());
-}
-
 struct Case {
   int64_t C, H, W, M, k, stride, pad, group;
   DType xt;
@@ -78,11 +73,6 @@ TEST(CpuConvInteger, WeightsWithAZeroPointRunOnTheReference) {
   EXPECT_EQ(cpu::int8_convolutions_built(), before);
 }
 
-bool float_equal(const Tensor& a, const Tensor& b) {
-  return a.dtype() == DType::kFloat32 && b.dtype() == DType::kFloat32 && a.shape() == b.shape() &&
-         std::equal(a.data<float>(), a.data<float>() + a.numel(), b.data<float>());
-}
-
 TEST(CpuConvIntegerToFloat, EqualsTheReference) {
   static ThreadPool pool2(2);
   struct FloatCase {
@@ -127,7 +117,7 @@ TEST(CpuConvIntegerToFloat, EqualsTheReference) {
         double worst = 0;
         for (int64_t i = 0; i < want->numel() && got->numel() == want->numel(); ++i)
           worst = std::max(worst, static_cast<double>(std::fabs(got->data<float>()[i] - want->data<float>()[i])));
-        EXPECT_TRUE(float_equal(*got, *want)) << "zero point " << zp << " worst " << worst;
+        EXPECT_TRUE(got->dtype() == DType::kFloat32 && bit_equal(*got, *want)) << "zero point " << zp << " worst " << worst;
       }
       if (cpu::int8_vnni_available())
         EXPECT_EQ(cpu::int8_convolutions_built(), before + 1) << "the int8 primitive did not run once";

@@ -16,11 +16,6 @@
 namespace osprey::testing {
 namespace {
 
-bool int32_equal(const Tensor& a, const Tensor& b) {
-  return a.dtype() == DType::kInt32 && b.dtype() == DType::kInt32 && a.shape() == b.shape() &&
-         std::equal(a.data<int32_t>(), a.data<int32_t>() + a.numel(), b.data<int32_t>());
-}
-
 struct Case {
   Shape a;
   int64_t N;

@@ -144,6 +144,12 @@ inline Tensor byte_scalar(DType t, int v) {
   return t == DType::kInt8 ? vec<int8_t>({static_cast<int8_t>(v)}) : vec<uint8_t>({static_cast<uint8_t>(v)});
 }
 
+// Two int32 tensors of one shape and the same values.
+inline bool int32_equal(const Tensor& a, const Tensor& b) {
+  return a.dtype() == DType::kInt32 && b.dtype() == DType::kInt32 && a.shape() == b.shape() &&
+         std::equal(a.data<int32_t>(), a.data<int32_t>() + a.numel(), b.data<int32_t>());
+}
+
 inline bool bit_equal(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() && a.nbytes() == b.nbytes() &&
          std::equal(a.data<float>(), a.data<float>() + a.numel(), b.data<float>(),
