@@ -14,6 +14,11 @@
 // weights of rank 2 [K, N] with a scale of one value or one per column (axis 1) and a zero
 // point absent or constant; no opset-21 attributes (block_size, output_dtype). The
 // DequantizeLinear nodes stay when something else reads them.
+// A QDQ Gemm (a quantized CNN's classifier head: Gemm(DequantizeLinear(x_q),
+// DequantizeLinear(w_q) [, C]) with alpha = beta = 1, transA = 0) likewise, its weights stored
+// [K, N] (transposed once when transB = 1, their per-channel scales then along axis 0) and C
+// added after the scaling by an Add (matmul_integer_fusion takes it as the bias when it is a
+// constant [N], as DequantizeLinear of the int32 bias folds to).
 #include "passes/fusion_util.h"
 #include "passes/pass.h"
 #include "passes/pass_util.h"
@@ -25,10 +30,28 @@ struct Match {
   const ir::Node* x_dq = nullptr;
   const ir::Node* w_dq = nullptr;
   std::vector<float> scale;  // x_scale * w_scale[n]: one value, or N
+  bool trans_b = false;      // a Gemm's weights stored [N, K]
+  int c = ir::kNoValue;      // a Gemm's C
 };
 
+// A Gemm the int8 product computes: 2-D, alpha = beta = 1, transA = 0 (transB either).
+bool plain_gemm(const ir::Node& n, bool* trans_b) {
+  if (!is_op(n, "Gemm") || n.inputs.size() < 2 || n.inputs.size() > 3) return false;
+  auto float_attr = [&](const char* name) {
+    const auto* a = n.find_attribute(name);
+    return a ? a->f : 1.0f;
+  };
+  const auto* ta = n.find_attribute("transA");
+  const auto* tb = n.find_attribute("transB");
+  *trans_b = tb && tb->i != 0;
+  return (!ta || ta->i == 0) && float_attr("alpha") == 1.0f && float_attr("beta") == 1.0f;
+}
+
 bool match(const ir::Graph& g, const GraphIndex& ix, const ir::Node& mm, Match* m) {
-  if (!is_op(mm, "MatMul") || mm.inputs.size() != 2 || mm.outputs.size() != 1 || mm.outputs[0] < 0) return false;
+  const bool gemm = plain_gemm(mm, &m->trans_b);
+  if ((!gemm && (!is_op(mm, "MatMul") || mm.inputs.size() != 2)) || mm.outputs.size() != 1 || mm.outputs[0] < 0)
+    return false;
+  if (gemm) m->c = input_at(mm, 2);
   m->x_dq = producer_op(g, ix, mm.inputs[0], "DequantizeLinear");
   m->w_dq = producer_op(g, ix, mm.inputs[1], "DequantizeLinear");
   if (!m->x_dq || !m->w_dq || !per_tensor_quantization(g, *m->x_dq)) return false;
@@ -37,11 +60,12 @@ bool match(const ir::Graph& g, const GraphIndex& ix, const ir::Node& mm, Match* 
   const Tensor* w = constant_tensor(g, wdq.inputs[0]);
   const Tensor* ws = constant_tensor(g, wdq.inputs[1]);
   if (!w || !ws || w->dtype() != DType::kInt8 || w->rank() != 2 || ws->dtype() != DType::kFloat32) return false;
-  const int64_t n = w->dim(1);
-  if (ws->numel() != 1) {
+  const int64_t n = w->dim(m->trans_b ? 0 : 1);
+  if (ws->numel() != 1) {  // per column of the product: axis 1 of [K, N], axis 0 of [N, K]
     const auto* axis = wdq.find_attribute("axis");
     const int64_t a = axis ? axis->i : 1;
-    if (ws->rank() != 1 || ws->numel() != n || (a != 1 && a != -1)) return false;
+    const bool along_n = m->trans_b ? (a == 0 || a == -2) : (a == 1 || a == -1);
+    if (ws->rank() != 1 || ws->numel() != n || !along_n) return false;
   }
   const int wz = input_at(wdq, 2);
   if (wz != ir::kNoValue) {
@@ -74,11 +98,22 @@ class QdqMatMulFusion final : public Pass {
       Tensor scale = Tensor::from_vector(m.scale);
       if (m.scale.size() == 1) scale = scale.reshaped({});
       const int scale_value = add_initializer(g, base + "_scale", scale);
+      int w = wdq.inputs[0];
+      if (m.trans_b) {  // the weights as [K, N], once
+        const Tensor& nk = *constant_tensor(g, w);
+        const int64_t rows = nk.dim(0), cols = nk.dim(1);
+        Tensor kn(DType::kInt8, {cols, rows});
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t k = 0; k < cols; ++k) kn.data<int8_t>()[k * rows + r] = nk.data<int8_t>()[r * cols + k];
+        w = add_initializer(g, g.values[static_cast<size_t>(w)].name + "_kn", kn);
+      }
+      const int scaled = m.c == ir::kNoValue ? out : add_unique_value(g, base + "_scaled", float_tensor_type());
       ir::Node& n = g.nodes[i];
       n.op_type = "MatMulInteger";
       n.opset = std::max(n.opset, 10);
       n.kernel = nullptr;
-      n.inputs = {xdq.inputs[0], wdq.inputs[0], input_at(xdq, 2), input_at(wdq, 2)};
+      n.attributes.clear();
+      n.inputs = {xdq.inputs[0], w, input_at(xdq, 2), input_at(wdq, 2)};
       n.outputs = {acc};
       ir::Node cast;
       cast.op_type = "Cast";
@@ -92,9 +127,18 @@ class QdqMatMulFusion final : public Pass {
       mul.opset = n.opset;
       mul.name = n.name + "_scale";
       mul.inputs = {accf, scale_value};
-      mul.outputs = {out};
+      mul.outputs = {scaled};
       added.push_back(std::move(cast));
       added.push_back(std::move(mul));
+      if (m.c != ir::kNoValue) {  // Gemm's C, after the scaling
+        ir::Node add;
+        add.op_type = "Add";
+        add.opset = n.opset;
+        add.name = n.name + "_c";
+        add.inputs = {scaled, m.c};
+        add.outputs = {out};
+        added.push_back(std::move(add));
+      }
     }
     if (added.empty()) return false;
     for (auto& n : added) g.nodes.push_back(std::move(n));
