@@ -323,12 +323,9 @@ Status run_conv(KernelContext& ctx, QConvState* st, int32_t x_zp, Status (*fallb
   });
 }
 
-}  // namespace
-
-int64_t int8_convolutions_built() { return g_int8_built.load(std::memory_order_relaxed); }
-
-Result<std::shared_ptr<KernelState>> prepare_qlinear_conv(const KernelContext& ctx) {
-  auto st = make_state(ctx);
+// Builds the primitive for X's shape hint at load (X taken as uint8 when its type is open), so
+// that the first run does not; a node oneDNN has no primitive for runs on the reference.
+std::shared_ptr<KernelState> prebuilt(const KernelContext& ctx, std::shared_ptr<QConvState> st) {
   Shape hint;
   if (st->ready && ctx.shape_hint(0, &hint) && hint.size() == 4) {
     const DType xt = st->x_type == DType::kUndefined ? DType::kUInt8 : st->x_type;
@@ -337,28 +334,8 @@ Result<std::shared_ptr<KernelState>> prepare_qlinear_conv(const KernelContext& c
     });
     if (!e.ok() && e.code() == StatusCode::kUnimplemented) st->ready = false;
   }
-  return std::shared_ptr<KernelState>(std::move(st));
+  return st;
 }
-
-Status qlinear_conv(KernelContext& ctx) {
-  auto* st = dynamic_cast<QConvState*>(ctx.state());
-  if (!st || !st->ready || st->integer_output || !ctx.has_input(0) || !ctx.input_value(0).is_tensor() ||
-      !is_int8(ctx.input(0).dtype()) ||
-      (st->x_type != DType::kUndefined && ctx.input(0).dtype() != st->x_type) ||
-      ctx.input(3).raw_data() != st->weights.raw_data())
-    return ref::fused_qlinear_conv(ctx);
-  return run_conv(ctx, st, 0, ref::fused_qlinear_conv);
-}
-
-Result<std::shared_ptr<KernelState>> prepare_conv_integer(const KernelContext& ctx) {
-  return std::shared_ptr<KernelState>(make_integer_state(ctx, false));
-}
-
-Result<std::shared_ptr<KernelState>> prepare_conv_integer_to_float(const KernelContext& ctx) {
-  return std::shared_ptr<KernelState>(make_integer_state(ctx, true));
-}
-
-namespace {
 
 // ConvInteger / ConvIntegerToFloat on the primitive, or on `fallback` (the reference) for the
 // forms it does not take.
@@ -391,6 +368,30 @@ Status run_integer_conv(KernelContext& ctx, bool to_float, Status (*fallback)(Ke
 }
 
 }  // namespace
+
+int64_t int8_convolutions_built() { return g_int8_built.load(std::memory_order_relaxed); }
+
+Result<std::shared_ptr<KernelState>> prepare_qlinear_conv(const KernelContext& ctx) {
+  return prebuilt(ctx, make_state(ctx));
+}
+
+Status qlinear_conv(KernelContext& ctx) {
+  auto* st = dynamic_cast<QConvState*>(ctx.state());
+  if (!st || !st->ready || st->integer_output || !ctx.has_input(0) || !ctx.input_value(0).is_tensor() ||
+      !is_int8(ctx.input(0).dtype()) ||
+      (st->x_type != DType::kUndefined && ctx.input(0).dtype() != st->x_type) ||
+      ctx.input(3).raw_data() != st->weights.raw_data())
+    return ref::fused_qlinear_conv(ctx);
+  return run_conv(ctx, st, 0, ref::fused_qlinear_conv);
+}
+
+Result<std::shared_ptr<KernelState>> prepare_conv_integer(const KernelContext& ctx) {
+  return prebuilt(ctx, make_integer_state(ctx, false));
+}
+
+Result<std::shared_ptr<KernelState>> prepare_conv_integer_to_float(const KernelContext& ctx) {
+  return prebuilt(ctx, make_integer_state(ctx, true));
+}
 
 Status conv_integer(KernelContext& ctx) { return run_integer_conv(ctx, false, ref::conv_integer); }
 
