@@ -17,6 +17,10 @@
 // attributes: a constant 4-D w with M output channels, a scale of one value, a constant bias of
 // M values along the channel axis ([1, M, 1, 1] or [M, 1, 1], stored [M]), and Relu or Clip
 // (constant bounds) as the activation (reference: conv.cc).
+// Last, a MatMulIntegerToFloat (made here, or by qoperator_rewrite) whose float result only a
+// per-tensor QuantizeLinear reads (constant scale and zero point) takes that quantization in as
+// y_scale and y_zero_point (inputs 6, 7) and writes the bytes: the QDQ transformer's
+// product -> QuantizeLinear, the QOperator products' quantized outputs.
 #include "passes/fusion_util.h"
 #include "passes/pass.h"
 
@@ -126,6 +130,37 @@ class MatMulIntegerFusion final : public Pass {
       f.outputs = {m.output};
       if (!conv) f.attributes.clear();  // (a convolution keeps its window attributes)
       if (!m.act.name.empty()) set_activation(f, m.act);
+      changed = true;
+    }
+    if (changed) erase_nodes(g, dead);
+    return fold_quantizations(g, ctx) || changed;
+  }
+
+ private:
+  static bool fold_quantizations(ir::Graph& g, const PassContext& ctx) {
+    GraphIndex ix(g, ctx.in_subgraph);
+    std::vector<bool> dead(g.nodes.size(), false);
+    bool changed = false;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      ir::Node& n = g.nodes[i];
+      if (n.domain != kOspreyDomain || n.op_type != "MatMulIntegerToFloat" || n.inputs.size() > 6 ||
+          n.outputs.size() != 1 || n.outputs[0] < 0)
+        continue;
+      const int q = ix.sole_reader(n.outputs[0]);
+      if (q < 0 || dead[static_cast<size_t>(q)]) continue;
+      const ir::Node& quant = g.nodes[static_cast<size_t>(q)];
+      if (!is_op(quant, "QuantizeLinear") || !per_tensor_quantization(g, quant) || quant.inputs[0] != n.outputs[0])
+        continue;
+      int zp = input_at(quant, 2);
+      if (zp == ir::kNoValue)
+        zp = add_initializer(g, g.values[static_cast<size_t>(quant.outputs[0])].name + "_zero_point",
+                             Tensor::from_vector(std::vector<uint8_t>{0}).reshaped({}));
+      n.inputs.resize(8, ir::kNoValue);
+      n.inputs[6] = quant.inputs[1];
+      n.inputs[7] = zp;
+      n.outputs = {quant.outputs[0]};
+      n.kernel = nullptr;
+      dead[static_cast<size_t>(q)] = true;
       changed = true;
     }
     if (changed) erase_nodes(g, dead);

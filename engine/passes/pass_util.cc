@@ -218,6 +218,10 @@ DType known_dtype(const ir::Graph& g, int id, const std::vector<int>& producers,
     if (is_op(n, "MatMulInteger")) return DType::kInt32;
     if (is_op(n, "DynamicQuantizeLinear"))  // y uint8, y_scale float32, y_zero_point uint8
       return n.outputs.size() > 1 && id == n.outputs[1] ? DType::kFloat32 : DType::kUInt8;
+    if (n.domain == "com.osprey" && n.op_type == "MatMulIntegerToFloat" && input_at(n, 7) != ir::kNoValue) {
+      id = input_at(n, 7);  // quantized: y_zero_point's type
+      continue;
+    }
     if (n.domain == "com.osprey" && (n.op_type == "MatMulIntegerToFloat" || n.op_type == "ConvIntegerToFloat"))
       return DType::kFloat32;
     if (is_op(n, "ConvInteger")) return DType::kInt32;

@@ -4,7 +4,9 @@
 // points of zero and not, one and two threads; forms the primitive does not take (a non-zero b_zero_point, B not a constant,
 // per-row a_zero_point) run on the reference. com.osprey MatMulIntegerToFloat (the scale and
 // bias as post-ops: the conversion, the product and the sum in the reference's order) too;
-// with a Gelu after them (oneDNN's formula), within float rounding.
+// with a Gelu after them (oneDNN's formula), within float rounding; with a quantized output
+// (y_scale, y_zero_point: uint8 and int8, per-tensor and per-column scales, bias, Relu), bit for
+// bit, ties of the division included.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -168,6 +170,59 @@ TEST(CpuMatMulInteger, ToFloatEqualsTheReference) {
   auto unknown = sig.run(in);
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().to_string().find("Sigmoid"), std::string::npos) << unknown.status().to_string();
+}
+
+TEST(CpuMatMulInteger, QuantizedOutputEqualsTheReference) {
+  static ThreadPool pool2(2);
+  struct QCase {
+    Shape a;
+    int64_t N;
+    bool per_column, bias, relu;
+    DType y_type;
+    int y_zp;
+  };
+  const std::vector<QCase> cases = {{{1, 64, 384}, 384, false, false, false, DType::kUInt8, 109},
+                                    {{2, 7, 37}, 19, true, true, false, DType::kUInt8, 3},
+                                    {{5, 64}, 48, false, true, true, DType::kInt8, -20},
+                                    {{3, 96}, 40, true, false, false, DType::kInt8, 0}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE("A " + shape_to_string(c.a) + " N " + std::to_string(c.N) + (c.per_column ? " per-column" : "") +
+                 (c.bias ? " bias" : "") + (c.relu ? " Relu " : " ") + dtype_name(c.y_type));
+    Attrs attrs;
+    if (c.relu) attrs["activation"] = string_attr("Relu");
+    const int64_t K = c.a.back();
+    const Tensor a = random_bytes(DType::kUInt8, c.a, 21);
+    const Tensor b = random_bytes(DType::kInt8, {K, c.N}, 22);
+    std::vector<float> sv;
+    for (int64_t j = 0; j < (c.per_column ? c.N : 1); ++j) sv.push_back(0.0004f + 0.00001f * static_cast<float>(j % 7));
+    const Tensor bias = c.bias ? random_tensor({c.N}, 23) : Tensor();
+    // y_scale 0.125 with a scale of 2^-10 and no bias: sum * 2^-7 exactly, so every sum that is
+    // 64 modulo 128 lands on a tie (rounded to even).
+    for (float y_scale : {0.0731f, 0.125f}) {
+      const bool ties = y_scale == 0.125f && !c.bias;
+      const Tensor ys = fvec({y_scale}), yz = byte_scalar(c.y_type, c.y_zp);
+      const Tensor scale = ties ? fvec(std::vector<float>(sv.size(), 0.0009765625f)) : fvec(sv);
+      const std::vector<Tensor> in = {a, b, byte_scalar(DType::kUInt8, 119), vec<int8_t>({0}), scale, bias, ys, yz};
+      const std::vector<Tensor> constants = {Tensor(), b, Tensor(), in[3], Tensor(), bias, ys, yz};
+      NodeRunner ref("MatMulIntegerToFloat", "com.osprey", 1, attrs, Device::ref, {}, DType::kUInt8);
+      auto want = ref.run(in);
+      ASSERT_TRUE(want.ok()) << want.status().to_string();
+      ASSERT_EQ(want->dtype(), c.y_type);
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+        NodeRunner cpu("MatMulIntegerToFloat", "com.osprey", 1, attrs, Device::cpu, constants, DType::kUInt8);
+        const int64_t before = cpu::int8_matmuls_built();
+        auto got = cpu.run(in, pool);
+        ASSERT_TRUE(got.ok()) << got.status().to_string();
+        ASSERT_EQ(got->dtype(), c.y_type);
+        ASSERT_EQ(got->nbytes(), want->nbytes());
+        int64_t differ = 0;
+        for (size_t i = 0; i < got->nbytes(); ++i)
+          differ += static_cast<const uint8_t*>(got->raw_data())[i] != static_cast<const uint8_t*>(want->raw_data())[i];
+        EXPECT_EQ(differ, 0) << "y_scale " << y_scale;
+        EXPECT_EQ(cpu::int8_matmuls_built(), before + (cpu::int8_vnni_available() ? 1 : 0));
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // Mul(scale) [-> Add(bias)], becomes one com.osprey MatMulIntegerToFloat computing the same
 // operations in the same order. Per-tensor and per-column scales, with and without a bias, and
 // an activation after them; a non-constant bias stays a separate Add; shared intermediates keep
-// the graph as it is.
+// the graph as it is. A QuantizeLinear after the fused product folds into it (the bytes out).
 #include "passes_test_util.h"
 
 namespace osprey::passes::testing {
@@ -105,6 +105,36 @@ TEST(MatMulIntegerFusionTest, NonConstantBiasAndSharedValuesStay) {
     ASSERT_TRUE(g);
     EXPECT_EQ(count_op(*g, "com.osprey.MatMulIntegerToFloat"), 0) << dump_graph(*g);
     EXPECT_EQ(count_op(*g, "MatMulInteger"), 1) << dump_graph(*g);
+  }
+}
+
+TEST(MatMulIntegerFusionTest, AQuantizeLinearAfterTheProductFoldsIn) {
+  for (bool zero_point : {true, false}) {
+    SCOPED_TRACE(zero_point ? "with y_zero_point" : "without");
+    Form f;
+    ModelBuilder m = dynamic_product(f);
+    // y -> QuantizeLinear(0.05, 97) -> yq, the graph's output.
+    auto* g = m.proto().mutable_graph();
+    g->mutable_output(0)->set_name("yq");
+    g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::UINT8);
+    m.initializer("q_scale", {}, {0.05f});
+    typed_initializer(m, "q_zero", onnx::TensorProto::UINT8, {}, {97});
+    std::vector<std::string> q = {"y", "q_scale"};
+    if (zero_point) q.push_back("q_zero");
+    m.node("QuantizeLinear", q, {"yq"});
+    std::vector<std::unique_ptr<Pass>> passes;
+    passes.push_back(make_matmul_integer_fusion());
+    auto before = import_graph(m.bytes());
+    auto after = optimized_graph(m.bytes(), std::move(passes));
+    ASSERT_TRUE(before && after);
+    const std::string d = dump_graph(*after);
+    EXPECT_EQ(count_op(*after, "com.osprey.MatMulIntegerToFloat"), 1) << d;
+    EXPECT_EQ(count_op(*after, "QuantizeLinear"), 0) << d;
+    const Tensor want = run_graph(*before, inputs(f))[0], got = run_graph(*after, inputs(f))[0];
+    ASSERT_EQ(got.dtype(), DType::kUInt8);
+    ASSERT_EQ(want.shape(), got.shape());
+    for (int64_t i = 0; i < want.numel(); ++i) EXPECT_EQ(want.data<uint8_t>()[i], got.data<uint8_t>()[i]) << i;
+    expect_session_levels_agree(m.bytes(), inputs(f), 2);
   }
 }
 

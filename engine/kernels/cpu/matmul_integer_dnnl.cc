@@ -12,7 +12,10 @@
 // reference's operations in its order (a run-time output scale instead would move oneDNN 2.6
 // from its brgemm kernels to a slower gemm one), bit for bit; then the activation (Relu, or
 // Gelu in its erf or tanh form) as an eltwise post-op, oneDNN's formula (within a few float
-// roundings of the reference's).
+// roundings of the reference's). With y_scale and y_zero_point (constants; a QuantizeLinear the
+// pass folded in) it writes the quantized bytes: the result divided by y_scale (a binary-divide
+// post-op: QuantizeLinear's division), rounded half to even, plus the zero point, converted
+// with saturation — exact from the rounding on, so bit for bit the reference's.
 // Other forms (B not constant or not 2-D; per-column b_zero_point that differ; per-row
 // a_zero_point) run on the reference (gemm.cc), as does every node where oneDNN has no VNNI
 // (its int8 kernels then sum pairs of products in saturating int16, wrong for full-range
@@ -33,7 +36,8 @@ std::atomic<int64_t> g_int8_matmuls_built{0};
 
 struct MatMulIntegerEntry {
   dnnl::matmul prim;
-  memory::desc a_md, y_md, zp_md, scale_md, bias_md, scratch_md;
+  memory::desc a_md, y_md, zp_md, scale_md, bias_md, y_scale_md, scratch_md;
+  int y_scale_post_op = -1;  // the binary-divide post-op's index (quantized output)
   memory weights;  // B packed for the primitive
 };
 
@@ -46,6 +50,7 @@ struct MatMulIntegerState final : KernelState {
   Tensor b_zero;          // b_zero_point when given, to recognise it at run time
   Tensor bias;            // MatMulIntegerToFloat's constant bias [N], when it has one
   Activation act;         // and its activation (none, Relu, Gelu, GeluTanh)
+  Tensor y_scale, y_zero;  // a quantized output's constant y_scale and y_zero_point
   ShapeCache<MatMulIntegerEntry> cache;
 };
 
@@ -101,6 +106,15 @@ std::shared_ptr<MatMulIntegerState> make_state(const KernelContext& ctx) {
   } else if (st->to_float && ctx.node().inputs.size() > 5 && ctx.node().inputs[5] != ir::kNoValue) {
     return st;  // the bias comes at run time
   }
+  if (st->to_float && ctx.has_input(7)) {  // quantized output: constant parameters only
+    if (!ctx.has_input(6) || !ctx.input_value(6).is_tensor() || !ctx.input_value(7).is_tensor()) return st;
+    const Tensor &ys = ctx.input(6), &yz = ctx.input(7);
+    if (ys.dtype() != DType::kFloat32 || ys.numel() != 1 || !is_int8(yz.dtype()) || yz.numel() != 1) return st;
+    st->y_scale = ys;
+    st->y_zero = yz;
+  } else if (st->to_float && ctx.node().inputs.size() > 7 && ctx.node().inputs[7] != ir::kNoValue) {
+    return st;  // y_zero_point comes at run time
+  }
   st->ready = true;
   return st;
 }
@@ -112,7 +126,11 @@ Result<std::shared_ptr<const MatMulIntegerEntry>> build(const MatMulIntegerState
   const int64_t K = st.b.dim(0), N = st.b.dim(1);
   auto e = std::make_shared<MatMulIntegerEntry>();
   e->a_md = memory::desc({rows, K}, dnnl_type(a_type), memory::format_tag::ab);
-  e->y_md = memory::desc({rows, N}, st.to_float ? memory::data_type::f32 : memory::data_type::s32,
+  const bool quantized = st.y_zero.defined();
+  e->y_md = memory::desc({rows, N},
+                         quantized     ? dnnl_type(st.y_zero.dtype())
+                         : st.to_float ? memory::data_type::f32
+                                       : memory::data_type::s32,
                          memory::format_tag::ab);
   e->zp_md = memory::desc({1}, memory::data_type::s32, memory::format_tag::a);
   dnnl::primitive_attr attr;
@@ -127,6 +145,13 @@ Result<std::shared_ptr<const MatMulIntegerEntry>> build(const MatMulIntegerState
       ops.append_binary(dnnl::algorithm::binary_add, e->bias_md);
     }
     append_activation(st.act, &ops);
+    if (quantized) {  // / y_scale, round half to even, + y_zero_point (then the saturating conversion)
+      e->y_scale_md = memory::desc({1, 1}, memory::data_type::f32, memory::format_tag::ab);
+      e->y_scale_post_op = ops.len();
+      ops.append_binary(dnnl::algorithm::binary_div, e->y_scale_md);
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_round, 0.0f, 0.0f);
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f, static_cast<float>(st.y_zero.get_as_int64(0)));
+    }
     attr.set_post_ops(ops);
   }
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -198,7 +223,10 @@ Status matmul_integer(KernelContext& ctx) {
       ctx.input(1).raw_data() != st->b_source.raw_data() ||
       (ctx.has_input(3) && ctx.input(3).raw_data() != st->b_zero.raw_data()) ||
       (st->to_float && ctx.has_input(5) != st->bias.defined()) ||
-      (st->bias.defined() && ctx.input(5).raw_data() != st->bias.raw_data()))
+      (st->bias.defined() && ctx.input(5).raw_data() != st->bias.raw_data()) ||
+      (st->to_float && ctx.has_input(7) != st->y_zero.defined()) ||
+      (st->y_zero.defined() && (ctx.input(7).raw_data() != st->y_zero.raw_data() ||
+                                ctx.input(6).raw_data() != st->y_scale.raw_data())))
     return fallback(ctx);
   const Tensor& a = ctx.input(0);
   int32_t a_zp = 0;
@@ -220,7 +248,8 @@ Status matmul_integer(KernelContext& ctx) {
   OSPREY_RETURN_IF_ERROR(made);
   Shape out = a.shape();
   out.back() = N;
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, st->to_float ? DType::kFloat32 : DType::kInt32, out));
+  const DType y_type = st->y_zero.defined() ? st->y_zero.dtype() : st->to_float ? DType::kFloat32 : DType::kInt32;
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, y_type, out));
   if (y.numel() == 0) return Status::Ok();
   return guarded("int8 matmul", [&]() -> Status {
     use_threads(threads);
@@ -231,6 +260,9 @@ Status matmul_integer(KernelContext& ctx) {
       args.add(arg(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, e->scale_md, ctx.input(4).raw_data()));
     if (st->bias.defined())
       args.add(arg(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1, e->bias_md, st->bias.raw_data()));
+    if (e->y_scale_post_op >= 0)
+      args.add(arg(DNNL_ARG_ATTR_MULTIPLE_POST_OP(e->y_scale_post_op) | DNNL_ARG_SRC_1, e->y_scale_md,
+                   st->y_scale.raw_data()));
     execute(e->prim, args, e->scratch_md);
     return Status::Ok();
   });

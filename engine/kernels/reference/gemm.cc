@@ -244,7 +244,10 @@ Status matmul_integer(KernelContext& ctx) {
 // MatMulInteger -> Cast(float) -> Mul(scale) [-> Add(bias)]: the same operations in the same
 // order, Y = act(float(MatMulInteger(A, B, a_zero_point, b_zero_point)) * scale (+ bias)), with
 // scale one value or one per column (N), bias one per column, and the attribute activation ""
-// (none), "Relu", "Gelu" (erf form) or "GeluTanh".
+// (none), "Relu", "Gelu" (erf form) or "GeluTanh". With y_scale and y_zero_point (inputs 6 and
+// 7, one value each; the same pass folds a QuantizeLinear that follows) Y is that
+// QuantizeLinear's result instead: saturate(round_half_even(v / y_scale) + y_zero_point), of
+// y_zero_point's type.
 Status matmul_integer_to_float(KernelContext& ctx) {
   const std::string act = ctx.attr_string("activation", "");
   if (!act.empty() && act != "Relu" && act != "Gelu" && act != "GeluTanh")
@@ -260,19 +263,37 @@ Status matmul_integer_to_float(KernelContext& ctx) {
   if (has_bias && (ctx.input(5).dtype() != DType::kFloat32 || ctx.input(5).shape() != Shape{s.N}))
     return invalid_argument("bias has type ", dtype_name(ctx.input(5).dtype()), " and shape ",
                             shape_to_string(ctx.input(5).shape()), "; expected float32 [", s.N, "]");
+  const bool quantized = ctx.has_input(7);
+  float y_scale = 1.0f;
+  int64_t y_zp = 0;
+  if (quantized) {
+    const Tensor &ys = ctx.input(6), &yz = ctx.input(7);
+    if (!ctx.has_input(6) || ys.dtype() != DType::kFloat32 || ys.numel() != 1)
+      return invalid_argument("y_scale (input 6) must be one float32 value with y_zero_point");
+    OSPREY_RETURN_IF_ERROR(check_int8(yz, "y_zero_point"));
+    OSPREY_RETURN_IF_ERROR(per_axis_count(yz, 0, "y_zero_point"));
+    y_scale = ys.data<float>()[0];
+    y_zp = yz.get_as_int64(0);
+  }
   OSPREY_ASSIGN_OR_RETURN(Tensor acc, ctx.new_tensor(DType::kInt32, s.out));
-  OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output(0, DType::kFloat32, s.out));
+  OSPREY_ASSIGN_OR_RETURN(Tensor Y, ctx.new_output(0, quantized ? ctx.input(7).dtype() : DType::kFloat32, s.out));
   if (Y.numel() == 0) return Status::Ok();
   OSPREY_RETURN_IF_ERROR(integer_product(ctx, s, acc.data<int32_t>()));
   const float* sc = scale.data<float>();
   const float* bias = has_bias ? ctx.input(5).data<float>() : nullptr;
   const bool per_column = scale.numel() > 1;
-  float* y = Y.data<float>();
   for (int64_t i = 0; i < Y.numel(); ++i) {
     const int64_t j = i % s.N;
     const float v = static_cast<float>(acc.data<int32_t>()[i]) * sc[per_column ? j : 0];
     const float u = bias ? v + bias[j] : v;
-    y[i] = act.empty() ? u : act == "Relu" ? std::max(u, 0.0f) : act == "Gelu" ? gelu_erf(u) : gelu_tanh(u);
+    const float y = act.empty() ? u : act == "Relu" ? std::max(u, 0.0f) : act == "Gelu" ? gelu_erf(u) : gelu_tanh(u);
+    if (!quantized) {
+      Y.data<float>()[i] = y;
+      continue;
+    }
+    const double q = static_cast<double>(std::nearbyint(y / y_scale)) + static_cast<double>(y_zp);
+    if (Y.dtype() == DType::kUInt8) Y.data<uint8_t>()[i] = saturate_round<uint8_t>(q);
+    else Y.data<int8_t>()[i] = saturate_round<int8_t>(q);
   }
   return Status::Ok();
 }
