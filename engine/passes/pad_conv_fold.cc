@@ -12,7 +12,7 @@
 // includes 0, so the zeros change neither scale nor zero point, and the quantized zeros are
 // x_zero_point, which ConvInteger's own padding stands for.
 // Conditions: Pad in mode "constant" with a constant value of 0 (or none; x_zero_point for
-// QLinearConv), constant non-negative pads that leave the batch and channel dims alone, no
+// QLinearConv and ConvInteger, whose padding stands for it), constant non-negative pads that leave the batch and channel dims alone, no
 // `axes` input; the convolution has auto_pad NOTSET (or none) and reads the Pad's output only
 // as X. The Pad's output must have no other use; dead_code_elimination drops the pads constants.
 #include "passes/fusion_util.h"
@@ -35,11 +35,11 @@ bool foldable_conv(const ir::Node& n, int x) {
   return true;
 }
 
-// The value the convolution's own padding stands for: x_zero_point for QLinearConv (absent: 0),
-// else 0. False when x_zero_point is not a one-value constant.
+// The value the convolution's own padding stands for: x_zero_point for QLinearConv and
+// ConvInteger (absent: 0), else 0. False when x_zero_point is not a one-value constant.
 bool padding_value(const ir::Graph& g, const ir::Node& conv, double* v) {
   *v = 0;
-  if (!is_qlinear_conv(conv) || input_at(conv, 2) == ir::kNoValue) return true;
+  if ((!is_qlinear_conv(conv) && !is_op(conv, "ConvInteger")) || input_at(conv, 2) == ir::kNoValue) return true;
   const Tensor* z = constant_tensor(g, input_at(conv, 2));
   if (!z || z->numel() != 1) return false;
   *v = z->get_as_double(0);

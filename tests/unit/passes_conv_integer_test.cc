@@ -120,5 +120,28 @@ TEST(ConvIntegerPassesTest, TheFusedConvolutionRunsChannelsLast) {
   expect_close(got, want, "y");
 }
 
+// uint8 x [1, C, 6, 6] -> Pad(value) -> ConvInteger(x_zero_point 128): the Pad folds only when
+// it pads with the zero point, which is what the convolution's own padding stands for.
+TEST(ConvIntegerPassesTest, ABytePadFoldsOnlyWhenItPadsWithTheZeroPoint) {
+  for (int pad_value : {128, 0}) {
+    SCOPED_TRACE("pad value " + std::to_string(pad_value));
+    ModelBuilder m(13);
+    m.input("x", onnx::TensorProto::UINT8, {1, kC, 6, 6}).output("y");
+    std::vector<int> w;
+    for (int64_t i = 0; i < kM * kC * 9; ++i) w.push_back(static_cast<int>((i * 41) % 255) - 127);
+    typed_initializer(m, "w", onnx::TensorProto::INT8, {kM, kC, 3, 3}, w);
+    typed_initializer(m, "xz", onnx::TensorProto::UINT8, {}, {128});
+    typed_initializer(m, "pv", onnx::TensorProto::UINT8, {}, {pad_value});
+    int64_initializer(m, "pads", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+    m.node("Pad", {"x", "pads", "pv"}, {"xp"});
+    m.node("ConvInteger", {"xp", "w", "xz"}, {"y"});
+    Tensor x(DType::kUInt8, {1, kC, 6, 6});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>((i * 37) % 256);
+    auto g = expect_pass_preserves(m.bytes(), pass_list(make_pad_conv_fold()), {{"x", x}});
+    ASSERT_TRUE(g);
+    EXPECT_EQ(count_op(*g, "Pad"), pad_value == 128 ? 0 : 1) << dump_graph(*g);
+  }
+}
+
 }  // namespace
 }  // namespace osprey::passes::testing
