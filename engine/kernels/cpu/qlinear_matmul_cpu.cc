@@ -14,22 +14,17 @@
 #include "kernels/cpu/row_kernels.h"
 #include "kernels/reference/common.h"
 #include "kernels/reference/nn_util.h"
+#include "kernels/reference/qparam.h"
 
 namespace osprey::cpu {
 namespace {
 
 constexpr int64_t kMaxExactK = 256;
 
-bool is_byte(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
-
 // One float32 value (a per-tensor scale).
 bool one_float(const Tensor& t) { return t.dtype() == DType::kFloat32 && t.numel() == 1 && t.rank() <= 1; }
 // One zero point of type `type`.
 bool one_byte(const Tensor& t, DType type) { return t.dtype() == type && t.numel() == 1 && t.rank() <= 1; }
-
-int32_t byte_value(const Tensor& t) {
-  return t.dtype() == DType::kInt8 ? t.data<int8_t>()[0] : t.data<uint8_t>()[0];
-}
 
 // The form this kernel takes (see the file comment).
 bool supported(const KernelContext& ctx) {
@@ -37,9 +32,9 @@ bool supported(const KernelContext& ctx) {
   for (int i = 0; i < 8; ++i)
     if (!ctx.has_input(i) || !ctx.input_value(i).is_tensor()) return false;
   const Tensor &A = ctx.input(0), &B = ctx.input(3);
-  if (!is_byte(A.dtype()) || !is_byte(B.dtype()) || A.rank() < 2 || B.rank() < 2) return false;
+  if (!ref::is_8bit(A.dtype()) || !ref::is_8bit(B.dtype()) || A.rank() < 2 || B.rank() < 2) return false;
   if (!one_float(ctx.input(1)) || !one_float(ctx.input(4)) || !one_float(ctx.input(6))) return false;
-  if (!one_byte(ctx.input(2), A.dtype()) || !one_byte(ctx.input(5), B.dtype()) || !is_byte(ctx.input(7).dtype()) ||
+  if (!one_byte(ctx.input(2), A.dtype()) || !one_byte(ctx.input(5), B.dtype()) || !ref::is_8bit(ctx.input(7).dtype()) ||
       ctx.input(7).numel() != 1 || ctx.input(7).rank() > 1)
     return false;
   const int64_t K = A.dim(A.rank() - 1);
@@ -67,8 +62,8 @@ Status qlinear_matmul(KernelContext& ctx) {
   float* bf = b_buf.get(static_cast<size_t>(B.numel()));
   float* yf = y_buf.get(static_cast<size_t>(Y.numel()));
   const VectorIsa isa = best_vector_isa();
-  dequantize_row(isa, A.raw_data(), af, A.numel(), 1.0f, byte_value(ctx.input(2)), A.dtype() == DType::kInt8);
-  dequantize_row(isa, B.raw_data(), bf, B.numel(), 1.0f, byte_value(ctx.input(5)), B.dtype() == DType::kInt8);
+  dequantize_row(isa, A.raw_data(), af, A.numel(), 1.0f, ref::byte_at(ctx.input(2), 0), A.dtype() == DType::kInt8);
+  dequantize_row(isa, B.raw_data(), bf, B.numel(), 1.0f, ref::byte_at(ctx.input(5), 0), B.dtype() == DType::kInt8);
   Product2D p;
   p.M = M;
   p.K = K;
@@ -84,7 +79,7 @@ Status qlinear_matmul(KernelContext& ctx) {
     yp.push_back(yf + i * M * N);
   }
   OSPREY_RETURN_IF_ERROR(run_products(*st, p, kernel_threads(ctx), ap, bp, yp));
-  quantize_row(isa, yf, Y.raw_data(), Y.numel(), 1.0f, byte_value(yzp), yzp.dtype() == DType::kInt8);
+  quantize_row(isa, yf, Y.raw_data(), Y.numel(), 1.0f, ref::byte_at(yzp, 0), yzp.dtype() == DType::kInt8);
   return Status::Ok();
 }
 
