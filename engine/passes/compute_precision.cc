@@ -147,9 +147,10 @@ Result<int> apply_precision(ir::Graph& g, Precision precision, int optimization_
   ir::Attribute bf16;
   bf16.type = ir::Attribute::Type::kString;
   bf16.s = "bf16";
-  // The fused attention's bf16 products need avx512_bf16 itself (an AMX-only CPU keeps it
-  // float32, and says so in inspect's attributes by the mark's absence).
-  const bool attention = cpu::attention_bf16_available();
+  // The fused attention's bf16 products need avx512_bf16 itself and pay only where its dot
+  // product outruns the float32 FMA (attention_bf16_pays); elsewhere it stays float32, and
+  // inspect's attributes say so by the mark's absence.
+  const bool attention = cpu::attention_bf16_pays();
   int marked = 0;
   g.for_each_graph([&](ir::Graph& sg) {
     for (auto& n : sg.nodes)

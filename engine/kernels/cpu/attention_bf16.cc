@@ -19,6 +19,11 @@ bool attention_bf16_available() {
   return ok;
 }
 
+bool attention_bf16_pays() {
+  static const bool pays = attention_bf16_available() && !__builtin_cpu_is("intel");
+  return pays;
+}
+
 float round_to_bf16(float x) {
   if (std::isnan(x)) return x;
   uint32_t u = std::bit_cast<uint32_t>(x);
