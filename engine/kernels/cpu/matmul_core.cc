@@ -37,28 +37,38 @@ dnnl::primitive_attr product_attr(const MatMulState& st, const Product2D& p) {
 
 // The product as a 1x1 convolution over M pixels: A [M, K] is an nhwc source [1, K, 1, M], Y
 // [M, N] an nhwc destination [1, N, 1, M], B the weights [N, K, 1, 1] in the blocked layout
-// the convolution picks (packed once). Where oneDNN's matmul is gemm-based (no AVX-512), its
-// gemm repacks B on every call; jit_1x1 reads B packed. On AVX2, one core, interleaved:
-// 0.7-0.97x the gemm's time at 128 rows (BERT-base and MiniLM shapes), 0.23-0.64x at 1-8
-// rows (classifier heads), the gap widest when B comes from memory rather than cache. A
-// single output column is the exception (3.6x slower hot at 128x384x1): it stays a matmul.
-// Without `any_impl`, only oneDNN's jit_1x1 kernel is taken (the state has not decided yet);
+// the convolution picks (packed once). Two places where that beats oneDNN's matmul:
+// - Where the matmul is gemm-based (no AVX-512), its gemm repacks B on every call; jit_1x1
+//   reads B packed. On AVX2, one core, interleaved: 0.7-0.97x the gemm's time at 128 rows
+//   (BERT-base and MiniLM shapes), 0.23-0.64x at 1-8 rows (classifier heads), the gap widest
+//   when B comes from memory rather than cache. A single output column is the exception (3.6x
+//   slower hot at 128x384x1): it stays a matmul.
+// - In bf16 on AMX, where the products are bound by reading B from memory: the matmul reads
+//   B again for each 32-row block of A, the 1x1 convolution keeps a panel of it in cache for
+//   all rows. One core of a Xeon with AMX, 128 rows, a BERT-base layer's four products with
+//   B from memory (twelve layers' weights in turn): 2.0 ms against the matmul's 3.4 ms
+//   (3072x768: 0.67 against 1.31 ms; at 32 rows the two are equal).
+// Without `any_impl`, only oneDNN's jit_1x1 kernel (AMX's brgconv_1x1 in bf16) is taken (the
+// state has not decided yet);
 // with it, whatever convolution oneDNN offers (the state's B is already packed for one).
 std::optional<dnnl::convolution_forward::primitive_desc> conv_product_pd(const MatMulState& st,
                                                                          const Product2D& p,
                                                                          bool any_impl) {
   if (p.N < 2) return std::nullopt;
   using Tag = memory::format_tag;
-  const auto f32 = memory::data_type::f32;
-  const memory::desc src({1, p.K, 1, p.M}, f32, Tag::nhwc), dst({1, p.N, 1, p.M}, f32, Tag::nhwc);
-  const memory::desc w({p.N, p.K, 1, 1}, f32, Tag::any), bias({p.N}, f32, Tag::x);
+  const auto f32 = memory::data_type::f32, bf16 = memory::data_type::bf16;
+  const memory::desc src({1, p.K, 1, p.M}, st.bf16 ? bf16 : f32, Tag::nhwc),
+      dst({1, p.N, 1, p.M}, p.y_bf16 ? bf16 : f32, Tag::nhwc);
+  const memory::desc w({p.N, p.K, 1, 1}, st.bf16 ? bf16 : f32, Tag::any), bias({p.N}, f32, Tag::x);
   try {
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
                                       dnnl::algorithm::convolution_direct, src, w,
                                       p.has_bias ? bias : memory::desc(), dst, {1, 1}, {0, 0},
                                       {0, 0});
     dnnl::convolution_forward::primitive_desc pd(d, product_attr(st, p), dnnl_engine());
-    if (!any_impl && std::string(pd.impl_info_str()).rfind("jit_1x1", 0) != 0) return std::nullopt;
+    const std::string impl = pd.impl_info_str();
+    if (!any_impl && impl.rfind(st.bf16 ? "brgconv_1x1:avx512_core_amx" : "jit_1x1", 0) != 0)
+      return std::nullopt;
     return pd;
   } catch (const dnnl::error&) {
     return std::nullopt;
@@ -67,11 +77,12 @@ std::optional<dnnl::convolution_forward::primitive_desc> conv_product_pd(const M
 
 // Fills e for the convolution form of the product.
 void build_conv(MatMulEntry* e, const dnnl::convolution_forward::primitive_desc& pd,
-                const Product2D& p) {
+                const MatMulState& st, const Product2D& p) {
   using Tag = memory::format_tag;
-  const auto f32 = memory::data_type::f32;
-  e->a_md = e->a_compute = memory::desc({1, p.K, 1, p.M}, f32, Tag::nhwc);
-  e->y_md = memory::desc({1, p.N, 1, p.M}, f32, Tag::nhwc);
+  const auto f32 = memory::data_type::f32, bf16 = memory::data_type::bf16;
+  e->a_md = memory::desc({1, p.K, 1, p.M}, p.a_bf16 ? bf16 : f32, Tag::nhwc);
+  e->a_compute = memory::desc({1, p.K, 1, p.M}, st.bf16 ? bf16 : f32, Tag::nhwc);
+  e->y_md = memory::desc({1, p.N, 1, p.M}, p.y_bf16 ? bf16 : f32, Tag::nhwc);
   if (p.has_bias) e->bias_md = memory::desc({p.N}, f32, Tag::x);
   // B as the weights [N, K, 1, 1]: element (n, k) is at k * N + n, or n * K + k when stored
   // transposed.
@@ -105,16 +116,18 @@ Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2
     return dnnl::matmul::primitive_desc(desc, product_attr(st, p), dnnl_engine());
   };
   dnnl::matmul::primitive_desc pd = make_pd();
-  const bool gemm_based = std::string(pd.impl_info_str()).rfind("gemm", 0) == 0;
-  // A constant B of a gemm-based matmul: the state's first packable product decides, for all
-  // that follow (their packed forms must be reorders of one another), whether B is packed as
-  // a 1x1 convolution's weights.
+  const std::string impl = pd.impl_info_str();
+  const bool gemm_based = impl.rfind("gemm", 0) == 0;
+  const bool amx_bf16 = st.bf16 && impl.find("amx") != std::string::npos;
+  // A constant B of a gemm-based matmul, or of a bf16 one on AMX: the state's first packable
+  // product decides, for all that follow (their packed forms must be reorders of one another),
+  // whether B is packed as a 1x1 convolution's weights.
   std::optional<dnnl::convolution_forward::primitive_desc> conv_pd;
-  if (packable && !st.bf16 && !p.trans_a && gemm_based && st.packed_as_conv != 0)
+  if (packable && !p.trans_a && (st.bf16 ? amx_bf16 : gemm_based) && st.packed_as_conv != 0)
     conv_pd = conv_product_pd(st, p, /*any_impl=*/st.packed_as_conv == 1);
-  if (packable && st.packed_as_conv < 0 && !st.bf16) st.packed_as_conv = conv_pd ? 1 : 0;
+  if (packable && st.packed_as_conv < 0) st.packed_as_conv = conv_pd ? 1 : 0;
   if (conv_pd) {
-    build_conv(e.get(), *conv_pd, p);
+    build_conv(e.get(), *conv_pd, st, p);
   } else {
     // The gemm-based matmul takes a constant B plain (no packed layout of its own), and with
     // more columns than rows it runs much faster on B stored transposed: BERT-base's 768x3072

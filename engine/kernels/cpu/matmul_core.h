@@ -1,8 +1,9 @@
 // One 2-D matrix product on oneDNN's matmul primitive, shared by MatMul, Gemm and
 // FusedMatMul: Y[M,N] = alpha * op(A) op(B) (+ bias[N]) (+ beta * Y as it was) then the
-// activation. With a constant B where oneDNN's matmul is gemm-based (CPUs without AVX-512),
-// the product runs as a 1x1 convolution over M pixels instead, on B packed once in the
-// convolution's blocked layout (matmul_core.cc says why). The primitive per problem shape is cached in the node's state; a constant B is
+// activation. With a constant B where oneDNN's matmul is gemm-based (CPUs without AVX-512), or
+// in bf16 on AMX, the product runs as a 1x1 convolution over M pixels instead, on B packed once
+// in the convolution's blocked layout (matmul_core.cc says why). The primitive per problem
+// shape is cached in the node's state; a constant B is
 // reordered once into the layout the primitive prefers. In bf16 compute (the node's
 // compute_precision = "bf16") A and a computed B are converted to bf16 per run, a constant B
 // once; accumulation and Y stay f32, unless the product says A is stored bf16 already (no

@@ -1,0 +1,90 @@
+// matmul_core's choice of primitive for a constant B and the products it runs: in bf16 on AMX
+// the product runs as a 1x1 convolution (B packed once as its weights), elsewhere in bf16 as a
+// matmul; either way the result is the float product within bf16 rounding, for every row count
+// the first product's decision has to serve.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/cpu_capabilities.h"
+#include "kernels/cpu/matmul_core.h"
+
+namespace osprey {
+namespace {
+
+std::vector<float> random_values(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// Y = alpha * A B + bias (+ beta * Y as it was), in double.
+std::vector<double> oracle(const std::vector<float>& a, const std::vector<float>& b,
+                           const std::vector<float>& bias, const std::vector<float>& y0,
+                           const cpu::Product2D& p) {
+  std::vector<double> y(static_cast<size_t>(p.M * p.N));
+  for (int64_t i = 0; i < p.M; ++i)
+    for (int64_t j = 0; j < p.N; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < p.K; ++k)
+        s += static_cast<double>(a[static_cast<size_t>(i * p.K + k)]) *
+             b[static_cast<size_t>(p.trans_b ? j * p.K + k : k * p.N + j)];
+      const size_t o = static_cast<size_t>(i * p.N + j);
+      y[o] = p.alpha * s + (p.has_bias ? bias[static_cast<size_t>(j)] : 0.0) + p.beta * y0[o];
+    }
+  return y;
+}
+
+void expect_product(cpu::MatMulState& st, const Tensor& weights, cpu::Product2D p, unsigned seed) {
+  const auto a = random_values(static_cast<size_t>(p.M * p.K), seed);
+  const auto bias = random_values(static_cast<size_t>(p.N), seed + 1);
+  const auto y0 = random_values(static_cast<size_t>(p.M * p.N), seed + 2);
+  std::vector<float> y = y0;
+  const Status s = cpu::run_product(st, p, 1, weights, a.data(), weights.data<float>(),
+                                    p.has_bias ? bias.data() : nullptr, y.data());
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  const auto want = oracle(a, std::vector<float>(weights.data<float>(), weights.data<float>() + weights.numel()),
+                           bias, y0, p);
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    worst = std::max(worst, std::fabs(y[i] - want[i]));
+    scale = std::max(scale, std::fabs(want[i]));
+  }
+  // bf16 operands: relative rounding 2^-9 per factor, sums of K terms of |a b| <= 1.
+  EXPECT_LT(worst, 4e-3 * std::sqrt(static_cast<double>(p.K)) + 1e-2) << "M=" << p.M << " beta=" << p.beta << " trans_b=" << p.trans_b;
+  EXPECT_GT(worst, 1e-5) << "M=" << p.M << ": the bf16 product equals the float one";
+  EXPECT_GT(scale, 0.1);
+}
+
+TEST(CpuMatMulCore, Bf16ConstantBRunsAsAConvolutionOnAmxOnly) {
+  if (!cpu::bf16_compute_available()) GTEST_SKIP() << "no native bf16 on this CPU";
+  const bool amx = cpu::bf16_probe_implementation().find("amx") != std::string::npos;
+  for (const bool trans_b : {false, true}) {
+    const int64_t K = 96, N = 80;
+    Tensor w(DType::kFloat32, {trans_b ? N : K, trans_b ? K : N});
+    const auto wv = random_values(static_cast<size_t>(K * N), 7);
+    std::copy(wv.begin(), wv.end(), w.data<float>());
+    cpu::MatMulState st;
+    st.bf16 = true;
+    st.weights = w;
+    st.weights_data = w.raw_data();
+    ASSERT_TRUE(cpu::prepack_weights(st, trans_b, 1).ok());
+    EXPECT_EQ(st.packed_as_conv, amx ? 1 : 0) << cpu::bf16_probe_implementation();
+    // Row counts around AMX's 16- and 32-row blocks, with and without bias, a sum and alpha.
+    unsigned seed = 100;
+    for (const int64_t M : {1, 7, 16, 33, 128}) {
+      cpu::Product2D p;
+      p.M = M, p.K = K, p.N = N, p.trans_b = trans_b, p.has_bias = M % 2 == 1;
+      expect_product(st, w, p, seed += 10);
+      p.beta = 1.0f, p.alpha = p.has_bias ? 1.0f : 0.5f;  // callers scale only bias-free products
+      expect_product(st, w, p, seed += 10);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace osprey
