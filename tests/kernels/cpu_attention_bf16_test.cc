@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/cpu/attention_bf16.h"
+#include "threading/cpu_info.h"
 #include "kernel_harness.h"
 
 namespace osprey::testing {
@@ -83,7 +84,15 @@ TEST(CpuAttentionBf16, ProductsMatchTheRoundedOracleOnEveryTail) {
   struct Case {
     int64_t m, k, n;
   };
+  // Both forms where the CPU has them: vdpbf16ps register tiles, and AMX tiles.
+  using Product = void (*)(const uint32_t*, int64_t, int64_t, int64_t, const uint32_t*, int64_t,
+                           float*, int64_t, const float*);
+  std::vector<std::pair<std::string, Product>> forms = {{"avx512", &cpu::panel_product_bf16_avx512}};
+  // A CPU whose /proc/cpuinfo lists amx_bf16 (the kernel enabled it) runs the AMX form.
+  if (cpu::describe_cpu().features.amx_bf16) EXPECT_TRUE(cpu::attention_amx_available());
+  if (cpu::attention_amx_available()) forms.emplace_back("amx", &cpu::panel_product_bf16_amx);
   const std::vector<Case> cases = {{1, 1, 1},    {12, 64, 128}, {13, 64, 128}, {128, 128, 64},
+                                   {16, 32, 32}, {17, 31, 33},  {33, 96, 47},  {64, 200, 128},
                                    {7, 33, 17},  {25, 5, 40},   {11, 130, 31}, {24, 2, 16},
                                    {3, 77, 200}, {30, 64, 48}};
   for (const Case& c : cases) {
@@ -97,10 +106,11 @@ TEST(CpuAttentionBf16, ProductsMatchTheRoundedOracleOnEveryTail) {
     cpu::rows_to_pairs_bf16(a.data(), lda, c.m, c.k, a_pairs.data(), kw + 2);
     std::vector<uint32_t> panels(static_cast<size_t>(cpu::pair_panel_words(c.k, c.n)));
     cpu::pack_pairs_bf16(b.data(), ldb, false, c.k, c.n, 1.0f, panels.data());
-    for (const float* rs : {static_cast<const float*>(nullptr), scale.data()}) {
+    for (const float* rs : {static_cast<const float*>(nullptr), scale.data()})
+    for (const auto& [form, product] : forms) {
+      SCOPED_TRACE(form);
       std::vector<float> got(static_cast<size_t>(c.m * ldc), 42.0f);
-      cpu::panel_product_bf16(a_pairs.data(), kw + 2, c.m, c.k, panels.data(), c.n, got.data(),
-                              ldc, rs);
+      product(a_pairs.data(), kw + 2, c.m, c.k, panels.data(), c.n, got.data(), ldc, rs);
       double worst = 0;
       int64_t touched = 0;
       for (int64_t i = 0; i < c.m; ++i)

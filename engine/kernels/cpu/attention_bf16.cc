@@ -20,7 +20,8 @@ bool attention_bf16_available() {
 }
 
 bool attention_bf16_pays() {
-  static const bool pays = attention_bf16_available() && !__builtin_cpu_is("intel");
+  static const bool pays =
+      attention_bf16_available() && (attention_amx_available() || !__builtin_cpu_is("intel"));
   return pays;
 }
 
@@ -169,9 +170,16 @@ OSPREY_BF16 void pack_pairs_bf16(const float* src, int64_t ld, bool transposed, 
   }
 }
 
-OSPREY_BF16 void panel_product_bf16(const uint32_t* a, int64_t lda, int64_t m, int64_t k,
-                                    const uint32_t* panels, int64_t n, float* c, int64_t ldc,
-                                    const float* s) {
+void panel_product_bf16(const uint32_t* a, int64_t lda, int64_t m, int64_t k,
+                        const uint32_t* panels, int64_t n, float* c, int64_t ldc, const float* s) {
+  static const bool amx = attention_amx_available();
+  if (amx) return panel_product_bf16_amx(a, lda, m, k, panels, n, c, ldc, s);
+  panel_product_bf16_avx512(a, lda, m, k, panels, n, c, ldc, s);
+}
+
+OSPREY_BF16 void panel_product_bf16_avx512(const uint32_t* a, int64_t lda, int64_t m, int64_t k,
+                                           const uint32_t* panels, int64_t n, float* c,
+                                           int64_t ldc, const float* s) {
   const int64_t kw = (k + 1) / 2;
   int64_t j0 = 0;
   for (; n - j0 > kPanelWidth; j0 += 2 * kPanelWidth)

@@ -17,11 +17,14 @@ namespace osprey::cpu {
 // The CPU runs AVX512-BF16 (and the AVX-512 subsets the kernels use).
 bool attention_bf16_available();
 
-// Fast mode runs the attention in bfloat16 only where that is faster than float32: available,
-// and the CPU's vdpbf16ps outruns its float32 FMA. AMD's cores (Zen 4, Zen 5) do twice an FMA's
-// multiply-adds per cycle with it; Intel's cores with two FMA ports issue it on one, so the
-// pairs' packing and rounding make bf16 the slower form there (a Xeon with AMX, one core:
-// BERT-base's attention 7.2 ms in bf16 against 4.6 ms in float32, MiniLM's 2.0 against 1.4).
+// The CPU has AMX-BF16 tiles and the OS granted their state: panel_product_bf16 runs on them.
+bool attention_amx_available();
+
+// Fast mode runs the attention in bfloat16 only where that is faster than float32: on AMX
+// tiles, or where the CPU's vdpbf16ps outruns its float32 FMA. AMD's cores (Zen 4, Zen 5) do
+// twice an FMA's multiply-adds per cycle with it; Intel's cores with two FMA ports issue it on
+// one, so without AMX the pairs' packing and rounding make bf16 the slower form there (a Xeon,
+// one core, vdpbf16ps: BERT-base's attention 7.2 ms in bf16 against 4.6 ms in float32).
 bool attention_bf16_pays();
 
 // The float nearest to x in bfloat16 (ties to even; NaN stays NaN): what the kernels use.
@@ -44,9 +47,16 @@ void rows_to_pairs_bf16(const float* a, int64_t lda, int64_t m, int64_t k, uint3
 
 // c[i * ldc + j] = row_scale[i] * sum over p < k of A[i, p] B[p, j] for i < m, j < n; `a` is A
 // as pair rows (lda words apart), `panels` B as pack_pairs_bf16 wrote it; row_scale is 1 when
-// null. c must not overlap a or panels.
+// null. c must not overlap a or panels. On AMX tiles where attention_amx_available(), else on
+// vdpbf16ps register tiles; the two forms are also callable as such (the tests run both).
 void panel_product_bf16(const uint32_t* a, int64_t lda, int64_t m, int64_t k,
                         const uint32_t* panels, int64_t n, float* c, int64_t ldc,
                         const float* row_scale = nullptr);
+void panel_product_bf16_avx512(const uint32_t* a, int64_t lda, int64_t m, int64_t k,
+                               const uint32_t* panels, int64_t n, float* c, int64_t ldc,
+                               const float* row_scale = nullptr);
+void panel_product_bf16_amx(const uint32_t* a, int64_t lda, int64_t m, int64_t k,
+                            const uint32_t* panels, int64_t n, float* c, int64_t ldc,
+                            const float* row_scale = nullptr);
 
 }  // namespace osprey::cpu
