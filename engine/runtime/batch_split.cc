@@ -302,4 +302,44 @@ bool has_convolution(const ir::Graph& g) {
   return false;
 }
 
+ConvTraffic conv_traffic(const ir::Graph& g) {
+  const passes::ShapeFacts facts = passes::infer_shapes(g, false);
+  // Bytes of one item of `id` (float32; its first dim counted as 1), or -1 when not fixed.
+  auto item_bytes = [&](int id) -> double {
+    const auto i = static_cast<size_t>(id);
+    if (id < 0 || i >= facts.shapes.size() || !facts.has_shape[i] || facts.shapes[i].empty()) return -1;
+    double n = 4;
+    for (size_t d = 1; d < facts.shapes[i].size(); ++d) {
+      if (!facts.shapes[i][d].fixed()) return -1;
+      n *= static_cast<double>(facts.shapes[i][d].value);
+    }
+    return n;
+  };
+  ConvTraffic t;
+  t.known = true;
+  bool any = false;
+  for (const ir::Node& n : g.nodes) {
+    if (!(is(n, "Conv") || is(n, "FusedConv", true)) || n.inputs.size() < 2 || n.outputs.empty())
+      continue;
+    any = true;
+    const auto w = g.initializers.find(n.inputs[1]);
+    const double in = item_bytes(n.inputs[0]), out = item_bytes(n.outputs[0]);
+    if (w == g.initializers.end() || in < 0 || out < 0) {
+      t.known = false;
+      continue;
+    }
+    t.weight_bytes += static_cast<double>(w->second.nbytes());
+    t.act_bytes += in + out;
+    t.max_act_bytes = std::max(t.max_act_bytes, in + out);
+  }
+  t.known = t.known && any;
+  return t;
+}
+
+bool whole_batch_pays(const ConvTraffic& t, int64_t items, int64_t llc_bytes) {
+  if (!t.known || llc_bytes <= 0) return false;
+  return 2 * t.weight_bytes >= t.act_bytes &&
+         2 * t.max_act_bytes * static_cast<double>(items) <= static_cast<double>(llc_bytes);
+}
+
 }  // namespace osprey

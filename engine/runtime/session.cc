@@ -14,6 +14,7 @@
 #include "runtime/executor.h"
 #include "runtime/packed_constants.h"
 #include "runtime/run_memory.h"
+#include "threading/cpu_info.h"
 #include "threading/thread_pool.h"
 
 namespace osprey {
@@ -57,6 +58,9 @@ class SessionImpl {
   // Batches run item by item (options.batch_split and runtime/batch_split.h); when not, why.
   bool split_batches = false;
   std::string split_obstacle;
+  // kAuto: a batch of at most this many items runs whole where its weights dominate and its
+  // activations stay in the last-level cache (whole_batch_pays); 0 = always item by item.
+  int64_t whole_batch_up_to = 0;
 
   Result<std::vector<NamedValue>> run(const std::vector<NamedValue>& inputs,
                                       RunProfile* profile) const;
@@ -167,7 +171,7 @@ Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& 
     int64_t items = 0;  // the batch: every non-initializer input's first dim (one symbol)
     for (const auto& [name, value] : given)
       if (value.is_tensor() && batched_input(name)) items = value.tensor.dim(0);
-    if (items > 1) return run_items(given, items, profile);
+    if (items > 1 && items > whole_batch_up_to) return run_items(given, items, profile);
   }
   return run_checked(std::move(frame), profile);
 }
@@ -317,6 +321,12 @@ Result<std::unique_ptr<SessionImpl>> build_session(const SessionOptions& options
       impl->split_obstacle = "no convolution: batched products reuse their weights";
   }
   impl->split_batches = impl->split_obstacle.empty();
+  if (impl->split_batches && options.batch_split == BatchSplit::kAuto) {
+    const ConvTraffic t = conv_traffic(g);
+    const int64_t llc = cpu::last_level_cache_bytes();
+    if (whole_batch_pays(t, 2, llc))
+      impl->whole_batch_up_to = static_cast<int64_t>(static_cast<double>(llc) / (2 * t.max_act_bytes));
+  }
   return impl;
 }
 }  // namespace
@@ -350,7 +360,11 @@ const ModelStats& Session::stats() const { return impl_->stats; }
 const SessionOptions& Session::options() const { return impl_->options; }
 std::string Session::graph_dump() const { return passes::dump_graph(*impl_->graph); }
 std::string Session::batch_split_summary() const {
-  return impl_->split_batches ? "item by item" : "whole batch (" + impl_->split_obstacle + ")";
+  if (!impl_->split_batches) return "whole batch (" + impl_->split_obstacle + ")";
+  if (impl_->whole_batch_up_to > 1)
+    return "whole batch up to " + std::to_string(impl_->whole_batch_up_to) +
+           " items (weights reused, activations within the last-level cache), item by item above";
+  return "item by item";
 }
 
 const OptimizationMarks& Session::optimization_marks() const { return impl_->marks; }

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -280,6 +282,14 @@ CpuDescription describe_cpu() {
     if (!d.model_name.empty()) return d;
   }
   return cpuid_description();
+}
+
+int64_t last_level_cache_bytes() {
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+    const long v = sysconf(name);
+    if (v > 0) return static_cast<int64_t>(v);
+  }
+  return 0;
 }
 
 }  // namespace osprey::cpu

@@ -67,6 +67,10 @@ int thread_count_for(int affinity_cpus, std::optional<CpuQuota> quota);
 // thread_count_for(affinity_cpus().size(), cgroup quota from the real files).
 int default_thread_count();
 
+// The last-level cache's size in bytes as the C library reports it (the L3, else the L2), or 0
+// when it reports none.
+int64_t last_level_cache_bytes();
+
 // ---- Model and ISA (for bench reports) ------------------------------------------------------
 
 struct CpuFeatures {

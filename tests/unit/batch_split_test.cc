@@ -8,6 +8,8 @@
 #include <functional>
 
 #include "passes_test_util.h"
+#include "runtime/batch_split.h"
+#include "threading/cpu_info.h"
 
 namespace osprey::passes::testing {
 namespace {
@@ -218,6 +220,86 @@ TEST(BatchSplit, ObstaclesKeepTheWholeBatchAndAreNamed) {
     EXPECT_EQ(summary.rfind("whole batch (", 0), 0u) << summary;
     EXPECT_NE(summary.find(c.why), std::string::npos) << summary;
   }
+}
+
+}  // namespace
+}  // namespace osprey::passes::testing
+
+namespace osprey::passes::testing {
+namespace {
+
+// x [N, 64, 2, 2] -> Conv 1x1 (64 -> 64) -> Relu: 16 KiB of weights against 2 KiB of input and
+// output per item, so a whole batch reuses what dominates.
+std::string weight_heavy_model() {
+  ModelBuilder m;
+  m.input("x", onnx::TensorProto::FLOAT, {-1, 64, 2, 2}).output("y");
+  m.initializer("W", {64, 64, 1, 1}, cyclic_values(64 * 64, -0.2f, 0.011f, 13));
+  m.node("Conv", {"x", "W"}, {"c"});
+  m.node("Relu", {"c"}, {"y"});
+  return m.bytes();
+}
+
+TEST(BatchSplit, ConvTrafficCountsWeightsAndItemActivations) {
+  auto g = import_graph(weight_heavy_model());
+  ASSERT_TRUE(g);
+  const ConvTraffic t = conv_traffic(*g);
+  ASSERT_TRUE(t.known);
+  EXPECT_EQ(t.weight_bytes, 64 * 64 * 4);
+  EXPECT_EQ(t.act_bytes, 2 * 64 * 4 * 4);
+  EXPECT_EQ(t.max_act_bytes, 2 * 64 * 4 * 4);
+  // The small CNN: 432 bytes of weights against 768 + 1024 of activations per item.
+  auto cnn = import_graph(cnn_model());
+  ASSERT_TRUE(cnn);
+  const ConvTraffic c = conv_traffic(*cnn);
+  ASSERT_TRUE(c.known);
+  EXPECT_EQ(c.weight_bytes, 4 * 3 * 9 * 4);
+  EXPECT_EQ(c.act_bytes, (3 + 4) * 64 * 4);
+  // A spatial size only known at run time: unknown traffic.
+  ModelBuilder m;
+  m.input("x", onnx::TensorProto::FLOAT, {-1, 64, -1, -1}).output("y");
+  m.initializer("W", {64, 64, 1, 1}, cyclic_values(64 * 64, -0.2f, 0.011f, 13));
+  m.node("Conv", {"x", "W"}, {"y"});
+  auto dyn = import_graph(m.bytes());
+  ASSERT_TRUE(dyn);
+  EXPECT_FALSE(conv_traffic(*dyn).known);
+}
+
+TEST(BatchSplit, WholeBatchPaysWhereWeightsDominateAndActivationsStayCached) {
+  ConvTraffic t;
+  t.known = true;
+  t.weight_bytes = 94e6, t.act_bytes = 86e6, t.max_act_bytes = 4.6e6;  // ResNet50-like
+  EXPECT_TRUE(whole_batch_pays(t, 8, int64_t{480} << 20));   // a 480 MiB L3
+  EXPECT_FALSE(whole_batch_pays(t, 8, int64_t{32} << 20));   // a 32 MiB L3
+  EXPECT_TRUE(whole_batch_pays(t, 3, int64_t{32} << 20));
+  EXPECT_FALSE(whole_batch_pays(t, 8, 0));                   // cache size unknown
+  t.weight_bytes = 8.8e6, t.act_bytes = 53e6;                // MobileNetV2-like
+  EXPECT_FALSE(whole_batch_pays(t, 8, int64_t{480} << 20));
+  t.weight_bytes = 26.5e6;                                   // exactly half
+  EXPECT_TRUE(whole_batch_pays(t, 8, int64_t{480} << 20));
+  t.known = false;
+  EXPECT_FALSE(whole_batch_pays(t, 2, int64_t{480} << 20));
+}
+
+TEST(BatchSplit, AutoRunsAWeightHeavyBatchWholeWithinTheCache) {
+  auto s = load(weight_heavy_model(), BatchSplit::kAuto);
+  auto split = load(weight_heavy_model(), BatchSplit::kOn);
+  ASSERT_TRUE(s && split);
+  const int64_t llc = cpu::last_level_cache_bytes();
+  // 2 KiB per item: the whole batch fits any last-level cache up to llc / 4 KiB items.
+  const bool whole = llc > 0;
+  const std::string summary = s->batch_split_summary();
+  if (whole)
+    EXPECT_EQ(summary.rfind("whole batch up to " + std::to_string(llc / 4096) + " items", 0), 0u) << summary;
+  else
+    EXPECT_EQ(summary, "item by item");
+  const Tensor x = ramp({4, 64, 2, 2}, -1.0f, 0.0031f);
+  RunProfile p, q;
+  auto a = s->run({{"x", x}}, &p);
+  auto b = split->run({{"x", x}}, &q);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().to_string();
+  EXPECT_EQ(p.items, whole ? 1 : 4);
+  EXPECT_EQ(q.items, 4);
+  expect_close((*a)[0].second, (*b)[0].second, "whole vs split");
 }
 
 }  // namespace
