@@ -337,7 +337,7 @@ ConvTraffic conv_traffic(const ir::Graph& g) {
 }
 
 bool whole_batch_pays(const ConvTraffic& t, int64_t items, int64_t llc_bytes) {
-  if (!t.known || llc_bytes <= 0) return false;
+  if (!t.known || llc_bytes <= 0 || t.max_act_bytes <= 0) return false;
   return 2 * t.weight_bytes >= t.act_bytes &&
          2 * t.max_act_bytes * static_cast<double>(items) <= static_cast<double>(llc_bytes);
 }

@@ -5,21 +5,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "kernels/cpu/cpu_capabilities.h"
 #include "kernels/cpu/matmul_core.h"
+#include "kernel_harness.h"
 
 namespace osprey {
 namespace {
 
+// n values uniform in [-1, 1) (kernel_harness.h's generator).
 std::vector<float> random_values(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
+  const Tensor t = testing::random_tensor({static_cast<int64_t>(n)}, seed);
+  return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
 }
 
 // Y = alpha * A B + bias (+ beta * Y as it was), in double.
@@ -67,7 +65,7 @@ TEST(CpuMatMulCore, Bf16ConstantBRunsAsAConvolutionOnAmxOnly) {
     const int64_t K = 96, N = 80;
     Tensor w(DType::kFloat32, {trans_b ? N : K, trans_b ? K : N});
     const auto wv = random_values(static_cast<size_t>(K * N), 7);
-    std::copy(wv.begin(), wv.end(), w.data<float>());
+    std::copy(wv.begin(), wv.end(), w.data<float>());  // [K, N], or [N, K] when transposed
     cpu::MatMulState st;
     st.bf16 = true;
     st.weights = w;

@@ -48,9 +48,9 @@ dnnl::primitive_attr product_attr(const MatMulState& st, const Product2D& p) {
 //   all rows. One core of a Xeon with AMX, 128 rows, a BERT-base layer's four products with
 //   B from memory (twelve layers' weights in turn): 2.0 ms against the matmul's 3.4 ms
 //   (3072x768: 0.67 against 1.31 ms; at 32 rows the two are equal).
-// Without `any_impl`, only oneDNN's jit_1x1 kernel (AMX's brgconv_1x1 in bf16) is taken (the
-// state has not decided yet);
-// with it, whatever convolution oneDNN offers (the state's B is already packed for one).
+// Without `any_impl` (the state has not decided yet), only oneDNN's jit_1x1 kernel is taken, in
+// bf16 its AMX brgconv_1x1; with it, whatever convolution oneDNN offers (the state's B is
+// already packed for one).
 std::optional<dnnl::convolution_forward::primitive_desc> conv_product_pd(const MatMulState& st,
                                                                          const Product2D& p,
                                                                          bool any_impl) {
