@@ -29,7 +29,7 @@ int64_t int_attr(const ir::Node& n, const char* name, int64_t def) {
 
 class Checker {
  public:
-  explicit Checker(const ir::Graph& g) : g_(g), facts_(passes::infer_shapes(g, false)) {
+  Checker(const ir::Graph& g, const passes::ShapeFacts& facts) : g_(g), facts_(facts) {
     kind_.assign(g.values.size(), Kind::kUnknown);
     for (const auto& [id, t] : g.initializers) kind_[static_cast<size_t>(id)] = Kind::kConst;
   }
@@ -286,14 +286,14 @@ class Checker {
   }
 
   const ir::Graph& g_;
-  passes::ShapeFacts facts_;
+  const passes::ShapeFacts& facts_;
   std::vector<Kind> kind_;
 };
 
 }  // namespace
 
-std::string batch_split_obstacle(const ir::Graph& g) {
-  return Checker(g).check();
+std::string batch_split_obstacle(const ir::Graph& g, const passes::ShapeFacts& facts) {
+  return Checker(g, facts).check();
 }
 
 bool has_convolution(const ir::Graph& g) {
@@ -302,8 +302,7 @@ bool has_convolution(const ir::Graph& g) {
   return false;
 }
 
-ConvTraffic conv_traffic(const ir::Graph& g) {
-  const passes::ShapeFacts facts = passes::infer_shapes(g, false);
+ConvTraffic conv_traffic(const ir::Graph& g, const passes::ShapeFacts& facts) {
   // Bytes of one item of `id` (float32; its first dim counted as 1), or -1 when not fixed.
   auto item_bytes = [&](int id) -> double {
     const auto i = static_cast<size_t>(id);
@@ -336,10 +335,10 @@ ConvTraffic conv_traffic(const ir::Graph& g) {
   return t;
 }
 
-bool whole_batch_pays(const ConvTraffic& t, int64_t items, int64_t llc_bytes) {
-  if (!t.known || llc_bytes <= 0 || t.max_act_bytes <= 0) return false;
-  return 2 * t.weight_bytes >= t.act_bytes &&
-         2 * t.max_act_bytes * static_cast<double>(items) <= static_cast<double>(llc_bytes);
+int64_t whole_batch_limit(const ConvTraffic& t, int64_t llc_bytes) {
+  if (!t.known || llc_bytes <= 0 || t.max_act_bytes <= 0 || 2 * t.weight_bytes < t.act_bytes)
+    return 0;
+  return static_cast<int64_t>(static_cast<double>(llc_bytes) / (2 * t.max_act_bytes));
 }
 
 }  // namespace osprey

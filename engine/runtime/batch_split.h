@@ -11,17 +11,18 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "passes/shape_inference.h"
 
 namespace osprey {
 
-// Why `g` (a main graph, after the passes) is not separable along axis 0, or "" when it is:
+// Why `g` (a main graph, after the passes; `facts` its infer_shapes) is not separable along axis 0, or "" when it is:
 // every non-initializer graph input is a tensor whose first dim is symbolic (the same symbol
 // for all of them), every node is one whose items do not mix along axis 0 (convolutions,
 // pools, element-wise ops against constants that do not broadcast along it, reductions,
 // softmaxes and concatenations over other axes, Transpose keeping axis 0 first, Flatten,
 // Reshape keeping dim 0, products of batched rows by constant weights), and every graph
 // output carries the batch on axis 0. Nodes with subgraphs are not separable.
-std::string batch_split_obstacle(const ir::Graph& g);
+std::string batch_split_obstacle(const ir::Graph& g, const passes::ShapeFacts& facts);
 
 // True when the graph has a convolution (the kind of model the split is for).
 bool has_convolution(const ir::Graph& g);
@@ -34,16 +35,17 @@ struct ConvTraffic {
   double weight_bytes = 0, act_bytes = 0, max_act_bytes = 0;
   bool known = false;
 };
-ConvTraffic conv_traffic(const ir::Graph& g);
+ConvTraffic conv_traffic(const ir::Graph& g, const passes::ShapeFacts& facts);
 
-// Whether a batch of `items` runs faster whole than item by item: the weights are at least half
-// the bytes the convolutions move per item (a whole batch reads each weight once instead of
-// once per item: ResNet50, 94 MB of weights against 86 MB of activations per item), and twice
-// the largest convolution's inputs and outputs over the whole batch fit in the last-level cache
-// (`llc_bytes`; 0 when unknown), so that the batch's activations stay cached between layers.
-// Measured at batch 8, one core: ResNet50 whole in 0.85x the split's time on a Xeon with a
-// 480 MiB L3, split in 0.93-0.97x the whole batch's on a Zen 5 with 32 MiB; MobileNetV2 and
-// EfficientNet-Lite0 (weights a sixth of their activations) split faster on both.
-bool whole_batch_pays(const ConvTraffic& t, int64_t items, int64_t llc_bytes);
+// The largest batch that runs faster whole than item by item (0: none): the weights must be at
+// least half the bytes the convolutions move per item (a whole batch reads each weight once
+// instead of once per item: ResNet50, 94 MB of weights against 86 MB of activations per item),
+// and twice the largest convolution's inputs and outputs over the whole batch must fit in the
+// last-level cache (`llc_bytes`; 0 when unknown), so that the batch's activations stay cached
+// between layers. Measured at batch 8, one core: ResNet50 whole in 0.85x the split's time on a
+// Xeon with a 480 MiB L3, split in 0.93-0.97x the whole batch's on a Zen 5 with 32 MiB;
+// MobileNetV2 and EfficientNet-Lite0 (weights a sixth of their activations) split faster on
+// both.
+int64_t whole_batch_limit(const ConvTraffic& t, int64_t llc_bytes);
 
 }  // namespace osprey

@@ -59,7 +59,7 @@ class SessionImpl {
   bool split_batches = false;
   std::string split_obstacle;
   // kAuto: a batch of at most this many items runs whole where its weights dominate and its
-  // activations stay in the last-level cache (whole_batch_pays); 0 = always item by item.
+  // activations stay in the last-level cache (whole_batch_limit); 0 = always item by item.
   int64_t whole_batch_up_to = 0;
 
   Result<std::vector<NamedValue>> run(const std::vector<NamedValue>& inputs,
@@ -313,7 +313,8 @@ Result<std::unique_ptr<SessionImpl>> build_session(const SessionOptions& options
     if (!g.initializers.count(id)) impl->inputs.push_back(info_of(v));
   }
   for (int id : g.outputs) impl->outputs.push_back(info_of(g.values[static_cast<size_t>(id)]));
-  impl->split_obstacle = batch_split_obstacle(g);
+  const passes::ShapeFacts facts = passes::infer_shapes(g, false);
+  impl->split_obstacle = batch_split_obstacle(g, facts);
   if (options.batch_split == BatchSplit::kOff) {
     if (impl->split_obstacle.empty()) impl->split_obstacle = "batch_split is off";
   } else if (impl->split_obstacle.empty() && options.batch_split == BatchSplit::kAuto) {
@@ -321,12 +322,8 @@ Result<std::unique_ptr<SessionImpl>> build_session(const SessionOptions& options
       impl->split_obstacle = "no convolution: batched products reuse their weights";
   }
   impl->split_batches = impl->split_obstacle.empty();
-  if (impl->split_batches && options.batch_split == BatchSplit::kAuto) {
-    const ConvTraffic t = conv_traffic(g);
-    const int64_t llc = cpu::last_level_cache_bytes();
-    if (whole_batch_pays(t, 2, llc))
-      impl->whole_batch_up_to = static_cast<int64_t>(static_cast<double>(llc) / (2 * t.max_act_bytes));
-  }
+  if (impl->split_batches && options.batch_split == BatchSplit::kAuto)
+    impl->whole_batch_up_to = whole_batch_limit(conv_traffic(g, facts), cpu::last_level_cache_bytes());
   return impl;
 }
 }  // namespace

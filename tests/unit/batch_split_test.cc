@@ -242,7 +242,7 @@ std::string weight_heavy_model() {
 TEST(BatchSplit, ConvTrafficCountsWeightsAndItemActivations) {
   auto g = import_graph(weight_heavy_model());
   ASSERT_TRUE(g);
-  const ConvTraffic t = conv_traffic(*g);
+  const ConvTraffic t = conv_traffic(*g, infer_shapes(*g, false));
   ASSERT_TRUE(t.known);
   EXPECT_EQ(t.weight_bytes, 64 * 64 * 4);
   EXPECT_EQ(t.act_bytes, 2 * 64 * 4 * 4);
@@ -250,7 +250,7 @@ TEST(BatchSplit, ConvTrafficCountsWeightsAndItemActivations) {
   // The small CNN: 432 bytes of weights against 768 + 1024 of activations per item.
   auto cnn = import_graph(cnn_model());
   ASSERT_TRUE(cnn);
-  const ConvTraffic c = conv_traffic(*cnn);
+  const ConvTraffic c = conv_traffic(*cnn, infer_shapes(*cnn, false));
   ASSERT_TRUE(c.known);
   EXPECT_EQ(c.weight_bytes, 4 * 3 * 9 * 4);
   EXPECT_EQ(c.act_bytes, (3 + 4) * 64 * 4);
@@ -261,23 +261,23 @@ TEST(BatchSplit, ConvTrafficCountsWeightsAndItemActivations) {
   m.node("Conv", {"x", "W"}, {"y"});
   auto dyn = import_graph(m.bytes());
   ASSERT_TRUE(dyn);
-  EXPECT_FALSE(conv_traffic(*dyn).known);
+  EXPECT_FALSE(conv_traffic(*dyn, infer_shapes(*dyn, false)).known);
 }
 
-TEST(BatchSplit, WholeBatchPaysWhereWeightsDominateAndActivationsStayCached) {
+TEST(BatchSplit, WholeBatchLimitNeedsDominantWeightsAndCachedActivations) {
   ConvTraffic t;
   t.known = true;
   t.weight_bytes = 94e6, t.act_bytes = 86e6, t.max_act_bytes = 4.6e6;  // ResNet50-like
-  EXPECT_TRUE(whole_batch_pays(t, 8, int64_t{480} << 20));   // a 480 MiB L3
-  EXPECT_FALSE(whole_batch_pays(t, 8, int64_t{32} << 20));   // a 32 MiB L3
-  EXPECT_TRUE(whole_batch_pays(t, 3, int64_t{32} << 20));
-  EXPECT_FALSE(whole_batch_pays(t, 8, 0));                   // cache size unknown
+  // Twice 4.6 MB per item within the cache: 54 items in 480 MiB, 3 in 32 MiB.
+  EXPECT_EQ(whole_batch_limit(t, int64_t{480} << 20), 54);
+  EXPECT_EQ(whole_batch_limit(t, int64_t{32} << 20), 3);
+  EXPECT_EQ(whole_batch_limit(t, 0), 0);                     // cache size unknown
   t.weight_bytes = 8.8e6, t.act_bytes = 53e6;                // MobileNetV2-like
-  EXPECT_FALSE(whole_batch_pays(t, 8, int64_t{480} << 20));
+  EXPECT_EQ(whole_batch_limit(t, int64_t{480} << 20), 0);
   t.weight_bytes = 26.5e6;                                   // exactly half
-  EXPECT_TRUE(whole_batch_pays(t, 8, int64_t{480} << 20));
+  EXPECT_EQ(whole_batch_limit(t, int64_t{480} << 20), 54);
   t.known = false;
-  EXPECT_FALSE(whole_batch_pays(t, 2, int64_t{480} << 20));
+  EXPECT_EQ(whole_batch_limit(t, int64_t{480} << 20), 0);
 }
 
 TEST(BatchSplit, AutoRunsAWeightHeavyBatchWholeWithinTheCache) {

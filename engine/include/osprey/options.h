@@ -21,7 +21,7 @@ const char* precision_name(Precision p);
 // Whether a batch runs one item at a time (see Session::batch_split_summary): kAuto for
 // convolutional graphs separable along axis 0 (measured faster with AVX2 and with AVX-512: the
 // whole batch falls out of the caches between layers), except a batch whose convolutions'
-// weights dominate and whose activations fit the last-level cache (whole_batch_pays in
+// weights dominate and whose activations fit the last-level cache (whole_batch_limit in
 // runtime/batch_split.h); kOn whenever the graph is separable (graphs without convolutions
 // too); kOff never.
 enum class BatchSplit { kAuto, kOn, kOff };
