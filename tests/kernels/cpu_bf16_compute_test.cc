@@ -9,6 +9,7 @@
 
 #include "cpu_test_harness.h"
 #include "kernels/cpu/cpu_capabilities.h"
+#include "kernels/cpu/matmul_core.h"
 
 namespace osprey::testing {
 namespace {
@@ -211,6 +212,29 @@ TEST(CpuBf16, FusedMatMulTakesAndGivesBf16Activations) {
   // B stored transposed, no bias, odd sizes, 2-D A.
   check_matmul_bf16_io({{"trans_b", int_attr(1)}}, random_tensor({7, 33}, 53), random_tensor({19, 33}, 54),
                        Tensor(), true, true);
+}
+
+TEST(CpuBf16, FusedMatMulGeluRunsAfterTheProduct) {
+  // In bf16 compute a Gelu runs as its own pass over Y (gelu_after_product), both forms, over
+  // more elements than one parallel chunk: with bf16 or float32 Y, and after a residual Z.
+  const Tensor a = random_tensor({70, 64}, 60), b = random_tensor({64, 97}, 61), bias = random_tensor({97}, 62);
+  for (const char* form : {"Gelu", "GeluTanh"}) {
+    SCOPED_TRACE(form);
+    const Attrs act = {{"activation", string_attr(form)}};
+    check_matmul_bf16_io(act, a, b, bias, false, true);
+    check_matmul_bf16_io(act, a, b, bias, true, false);
+    check_bf16("FusedMatMul", "com.osprey", act, {a, b, bias, random_tensor({70, 97}, 63)}, 1);
+  }
+  // Only a plain Gelu in bf16 compute leaves the primitive.
+  cpu::MatMulState st;
+  st.act.name = "Gelu";
+  EXPECT_FALSE(cpu::gelu_after_product(st));
+  st.bf16 = true;
+  EXPECT_TRUE(cpu::gelu_after_product(st));
+  st.act.affine = {2.0f, 0.5f};
+  EXPECT_FALSE(cpu::gelu_after_product(st));
+  st.act = {"Relu", {}, {}};
+  EXPECT_FALSE(cpu::gelu_after_product(st));
 }
 
 TEST(CpuBf16, FusedMatMulBf16AttributesAreChecked) {

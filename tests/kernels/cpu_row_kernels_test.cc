@@ -1,5 +1,5 @@
-// The vectorized row kernels (LayerNormalization, ReduceSum, ReduceMean, Sigmoid, the attention's
-// masked softmax) against the reference kernels or plain double loops: every ISA variant this CPU can run, awkward sizes (tails shorter than a lane block,
+// The vectorized row kernels (LayerNormalization, ReduceSum, ReduceMean, Sigmoid, Gelu, the
+// attention's masked softmax) against the reference kernels or plain double loops: every ISA variant this CPU can run, awkward sizes (tails shorter than a lane block,
 // column tiles, size-1 axes), large offsets, one and two threads, and the forms handed to the
 // reference (broadcast Scale, non-consecutive axes, the identity with noop_with_empty_axes).
 #include <gtest/gtest.h>
@@ -396,6 +396,53 @@ TEST(CpuRowKernels, GeluMatchesADoubleOracleOnEveryIsa) {
   float y = 0;
   cpu::gelu(cpu::best_vector_isa(), &ninf, &y, 1, false);
   EXPECT_TRUE(std::isnan(y));
+}
+
+TEST(CpuRowKernels, FastGeluMatchesADoubleOracleAndRoundsToBf16OnEveryIsa) {
+  // gelu_fast_inplace, the Gelu after a bf16-compute product: on floats the erf form is within
+  // 1.5e-6 absolute (plus float rounding) of the exact Gelu and the tanh form is gelu()'s; on
+  // bfloat16 bits each result is exactly the float result on the same value rounded to the
+  // nearest even bfloat16. Inputs are bfloat16 values (both signs, the tails, large
+  // magnitudes, +inf, NaN), lengths with every tail of a vector pair.
+  std::vector<float> x;
+  for (int i = 0; i < 1201; ++i) x.push_back(static_cast<float>(BFloat16(-12.0f + 0.02f * static_cast<float>(i))));
+  for (float v : {0.0f, -0.0f, 1e-8f, -1e-8f, -20.0f, 30.0f, 1e30f, -1e30f}) x.push_back(static_cast<float>(BFloat16(v)));
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  for (bool tanh_form : {false, true})
+    for (VectorIsa isa : runnable_isas())
+      for (size_t n : {size_t{1}, size_t{15}, size_t{17}, size_t{31}, size_t{33}, size_t{63}, x.size()}) {
+        SCOPED_TRACE(std::string(cpu::vector_isa_name(isa)) + " n=" + std::to_string(n) +
+                     (tanh_form ? " tanh" : " erf"));
+        const float* in = x.data() + (x.size() - n);
+        std::vector<float> y(in, in + n), exact(n);
+        cpu::gelu_fast_inplace(isa, y.data(), static_cast<int64_t>(n), false, tanh_form);
+        cpu::gelu(isa, in, exact.data(), static_cast<int64_t>(n), tanh_form);
+        std::vector<uint16_t> yb(n);
+        for (size_t k = 0; k < n; ++k) yb[k] = BFloat16(in[k]).bits;
+        cpu::gelu_fast_inplace(isa, yb.data(), static_cast<int64_t>(n), true, tanh_form);
+        for (size_t k = 0; k < n; ++k) {
+          const double v = in[k];
+          if (std::isnan(v)) {
+            EXPECT_TRUE(std::isnan(y[k]));
+            EXPECT_TRUE(std::isnan(static_cast<float>(BFloat16::to_float(yb[k]))));
+            continue;
+          }
+          if (std::isinf(v)) {
+            EXPECT_EQ(y[k], v);
+          } else if (tanh_form) {
+            EXPECT_EQ(y[k], exact[k]) << "x = " << v;
+          } else {
+            const double want = 0.5 * v * std::erfc(-v * 0.7071067811865476);
+            EXPECT_NEAR(y[k], want, 1.5e-6 + 2.5e-7 * std::fabs(want)) << "x = " << v;
+          }
+          EXPECT_EQ(yb[k], BFloat16(y[k]).bits) << "x = " << v << ", float result " << y[k];
+        }
+      }
+  // -inf: NaN in the erf form (-inf * 0), as the reference's std::erf gives.
+  float ninf = -std::numeric_limits<float>::infinity();
+  cpu::gelu_fast_inplace(cpu::best_vector_isa(), &ninf, 1, false, false);
+  EXPECT_TRUE(std::isnan(ninf));
 }
 
 TEST(CpuRowKernels, GeluKernelMatchesReferenceOnFormsAndThreads) {

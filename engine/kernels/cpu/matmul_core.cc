@@ -23,11 +23,19 @@ memory::desc matrix_desc(int64_t rows, int64_t cols, bool transposed) {
   return memory::desc({rows, cols}, memory::data_type::f32, strides);
 }
 
+}  // namespace
+
+bool gelu_after_product(const MatMulState& st) {
+  return st.bf16 && (st.act.name == "Gelu" || st.act.name == "GeluTanh") && st.act.affine.empty();
+}
+
+namespace {
+
 // The post-ops and attributes both primitives share: alpha, beta (sum), the activation.
 dnnl::primitive_attr product_attr(const MatMulState& st, const Product2D& p) {
   dnnl::post_ops ops;
   if (p.beta != 0.0f) ops.append_sum(p.beta);
-  append_activation(st.act, &ops);
+  if (!gelu_after_product(st)) append_activation(st.act, &ops);
   dnnl::primitive_attr attr;
   if (p.alpha != 1.0f) attr.set_output_scales(0, {p.alpha});
   attr.set_post_ops(ops);

@@ -3,13 +3,15 @@
 // product, with a constant B prepacked once; other batched MatMuls run one product per batch
 // (numpy broadcasting of the batch dims). Gemm maps alpha to an output scale and beta * C to a
 // sum post-op (or a bias when C is a row and alpha = beta = 1). FusedMatMul adds bias, the
-// residual Z and the activation inside the primitive. All of them honour compute_precision
+// residual Z and the activation inside the primitive (a Gelu in bf16 compute just after it,
+// see gelu_after_product). All of them honour compute_precision
 // (see matmul_core.h). A FusedMatMul in bf16 compute with bf16_input = 1 takes A as bfloat16,
 // one with bf16_output = 1 (and no Z) writes Y as bfloat16 (the compute_precision pass sets
 // them where one fast-mode product feeds only others).
 #include <cstring>
 
 #include "kernels/cpu/matmul_core.h"
+#include "kernels/cpu/row_kernels.h"
 #include "kernels/reference/common.h"
 
 namespace osprey::cpu {
@@ -34,6 +36,21 @@ Status read_bf16_io(const KernelContext& ctx, MatMulState* st) {
     *flag = v == 1;
   }
   return Status::Ok();
+}
+
+// The Gelu of a bf16-compute product (gelu_after_product) over Y in place, in chunks across
+// the session's threads.
+void gelu_after(const KernelContext& ctx, Tensor& Y, bool tanh_form) {
+  constexpr int64_t kChunk = 4096;  // elements per task
+  const int64_t n = Y.numel(), chunks = (n + kChunk - 1) / kChunk;
+  const bool bf16 = Y.dtype() == DType::kBFloat16;
+  const size_t elem = bf16 ? 2 : 4;
+  char* y = static_cast<char*>(Y.raw_data());
+  const VectorIsa isa = best_vector_isa();
+  ctx.parallel_for(chunks, kChunk * 8, [&](int64_t b, int64_t e) {
+    const int64_t first = b * kChunk, last = std::min(n, e * kChunk);
+    gelu_fast_inplace(isa, y + static_cast<size_t>(first) * elem, last - first, bf16, tanh_form);
+  });
 }
 
 Status check_k(int64_t K, const char* op) {
@@ -157,8 +174,10 @@ Status fused_matmul(KernelContext& ctx) {
     if (Y.raw_data() != ctx.input(3).raw_data()) std::memcpy(Y.raw_data(), ctx.input(3).raw_data(), Y.nbytes());
     p.beta = 1.0f;
   }
-  return run_product(*st, p, kernel_threads(ctx), B, A.raw_data(), B.data<float>(),
-                     p.has_bias ? ctx.input(2).data<float>() : nullptr, Y.raw_data());
+  OSPREY_RETURN_IF_ERROR(run_product(*st, p, kernel_threads(ctx), B, A.raw_data(), B.data<float>(),
+                                     p.has_bias ? ctx.input(2).data<float>() : nullptr, Y.raw_data()));
+  if (gelu_after_product(*st)) gelu_after(ctx, Y, st->act.name == "GeluTanh");
+  return Status::Ok();
 }
 
 Status gemm(KernelContext& ctx) {
