@@ -215,7 +215,7 @@ TEST(CpuBf16, FusedMatMulTakesAndGivesBf16Activations) {
 }
 
 TEST(CpuBf16, FusedMatMulGeluRunsAfterTheProduct) {
-  // In bf16 compute a Gelu runs as its own pass over Y (gelu_after_product), both forms, over
+  // A Gelu runs as its own pass over Y (gelu_after_product), both forms, over
   // more elements than one parallel chunk: with bf16 or float32 Y, and after a residual Z.
   const Tensor a = random_tensor({70, 64}, 60), b = random_tensor({64, 97}, 61), bias = random_tensor({97}, 62);
   for (const char* form : {"Gelu", "GeluTanh"}) {
@@ -225,10 +225,11 @@ TEST(CpuBf16, FusedMatMulGeluRunsAfterTheProduct) {
     check_matmul_bf16_io(act, a, b, bias, true, false);
     check_bf16("FusedMatMul", "com.osprey", act, {a, b, bias, random_tensor({70, 97}, 63)}, 1);
   }
-  // Only a plain Gelu in bf16 compute leaves the primitive.
+  // Only a plain Gelu leaves the primitive, in either precision.
   cpu::MatMulState st;
+  st.act.name = "GeluTanh";
+  EXPECT_TRUE(cpu::gelu_after_product(st));
   st.act.name = "Gelu";
-  EXPECT_FALSE(cpu::gelu_after_product(st));
   st.bf16 = true;
   EXPECT_TRUE(cpu::gelu_after_product(st));
   st.act.affine = {2.0f, 0.5f};

@@ -26,7 +26,7 @@ memory::desc matrix_desc(int64_t rows, int64_t cols, bool transposed) {
 }  // namespace
 
 bool gelu_after_product(const MatMulState& st) {
-  return st.bf16 && (st.act.name == "Gelu" || st.act.name == "GeluTanh") && st.act.affine.empty();
+  return (st.act.name == "Gelu" || st.act.name == "GeluTanh") && st.act.affine.empty();
 }
 
 namespace {

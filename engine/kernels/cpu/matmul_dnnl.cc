@@ -3,8 +3,8 @@
 // product, with a constant B prepacked once; other batched MatMuls run one product per batch
 // (numpy broadcasting of the batch dims). Gemm maps alpha to an output scale and beta * C to a
 // sum post-op (or a bias when C is a row and alpha = beta = 1). FusedMatMul adds bias, the
-// residual Z and the activation inside the primitive (a Gelu in bf16 compute just after it,
-// see gelu_after_product). All of them honour compute_precision
+// residual Z and the activation inside the primitive (a Gelu just after it, see
+// gelu_after_product). All of them honour compute_precision
 // (see matmul_core.h). A FusedMatMul in bf16 compute with bf16_input = 1 takes A as bfloat16,
 // one with bf16_output = 1 (and no Z) writes Y as bfloat16 (the compute_precision pass sets
 // them where one fast-mode product feeds only others).
@@ -38,7 +38,7 @@ Status read_bf16_io(const KernelContext& ctx, MatMulState* st) {
   return Status::Ok();
 }
 
-// The Gelu of a bf16-compute product (gelu_after_product) over Y in place, in chunks across
+// The Gelu of a product (gelu_after_product) over Y in place, in chunks across
 // the session's threads.
 void gelu_after(const KernelContext& ctx, Tensor& Y, bool tanh_form) {
   constexpr int64_t kChunk = 4096;  // elements per task

@@ -597,11 +597,13 @@ OSPREY_INLINE void max_pool_impl(const T* x, T* y, const PoolGeometry* g, int64_
   }
 }
 
-// Gelu's erf form for fast (bf16) compute: erf(z) on [-4, 4] as a rational function, z times
-// an even degree-12 polynomial over an even degree-8 one (the float erf coefficients of Eigen
-// and XLA), 1 beyond (within float rounding of 1 there). No exp: about 0.4x gelu_erf_of's time, within 1.5e-6 absolute of the exact Gelu (far below a bfloat16's
-// rounding; relative accuracy is lost only in the negative tail, where the values are below
-// 1e-4). NaN stays NaN; -inf gives NaN as the reference.
+// Gelu's erf form after a matrix product (gelu_fast_inplace): erf(z) on [-4, 4] as a rational
+// function, z times an even degree-12 polynomial over an even degree-8 one (the float erf
+// coefficients of Eigen and XLA), 1 beyond (within float rounding of 1 there). No exp: 0.4x
+// gelu_erf_of's time, within 1.5e-6 absolute of the exact Gelu (the float rounding of the
+// result near |x| = 9; relative accuracy is lost only in the negative tail, where 1 + erf
+// cancels and the values are below 1e-4, as in a post-op's erf). NaN stays NaN; -inf gives
+// NaN as the reference.
 template <class F>
 OSPREY_INLINE F gelu_erf_rational_of(F x) {
   F z = x * 0.70710678118654752f;

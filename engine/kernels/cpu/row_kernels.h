@@ -44,10 +44,10 @@ void sigmoid(VectorIsa isa, const float* x, float* y, int64_t n);
 // x and y may be the same array.
 void gelu(VectorIsa isa, const float* x, float* y, int64_t n, bool tanh_form);
 
-// Gelu in place for fast (bf16) compute, where a product's output is rounded to bfloat16 or
-// feeds bf16 products: the erf form through a rational erf (no exp; within 1.3e-6 absolute of
-// the exact Gelu), the tanh form as gelu(). y holds n floats, or n bfloat16 values (bits) when
-// `bf16`, rounded to nearest even.
+// Gelu in place over a matrix product's output (FusedMatMul's activation, float32 or bf16
+// compute): the erf form through a rational erf (no exp; within 1.5e-6 absolute of the exact
+// Gelu, the float rounding of the result at |x| near 9), the tanh form as gelu(). y holds n
+// floats, or n bfloat16 values (bits) when `bf16`, rounded to nearest even.
 void gelu_fast_inplace(VectorIsa isa, void* y, int64_t n, bool bf16, bool tanh_form);
 
 // *lo = min(0, x[0..n)), *hi = max(0, x[0..n)), NaNs skipped (DynamicQuantizeLinear's range).
