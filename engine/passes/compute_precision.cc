@@ -47,6 +47,38 @@ Readers readers_of(const ir::Graph& g, std::set<int>* pinned) {
   return readers;
 }
 
+// Values that carry a graph input's data as the caller gave it: the (non-constant) graph inputs
+// and what a Transpose or Reshape makes of them (the layout passes put a Transpose to
+// channels-last after an image input).
+std::set<int> caller_data(const ir::Graph& g) {
+  std::set<int> data;
+  for (int v : g.inputs)
+    if (!g.initializers.count(v)) data.insert(v);
+  // Until nothing changes: the nodes need not be in order between passes.
+  for (size_t before = 0; before != data.size();) {
+    before = data.size();
+    for (const ir::Node& n : g.nodes)
+      if ((n.op_type == "Transpose" || n.op_type == "Reshape") && n.domain.empty() &&
+          !n.inputs.empty() && data.count(n.inputs[0]) && n.outputs.size() == 1)
+        data.insert(n.outputs[0]);
+  }
+  return data;
+}
+
+// A small convolution over the caller's image: X is caller data, and the weights (constant)
+// take at most kImageChannels channels per group through a window of at most kStemTaps taps.
+constexpr int64_t kImageChannels = 4;
+constexpr int64_t kStemTaps = 9;
+bool is_small_image_stem(const ir::Graph& g, const ir::Node& n, const std::set<int>& data) {
+  if (!(n.op_type == "Conv" || (n.domain == "com.osprey" && n.op_type == "FusedConv"))) return false;
+  if (n.inputs.size() < 2 || !data.count(n.inputs[0])) return false;
+  auto w = g.initializers.find(n.inputs[1]);
+  if (w == g.initializers.end() || w->second.rank() < 3 || w->second.dim(1) > kImageChannels) return false;
+  int64_t taps = 1;
+  for (int64_t i = 2; i < w->second.rank(); ++i) taps *= w->second.dim(i);
+  return taps <= kStemTaps;
+}
+
 }  // namespace
 
 int keep_bf16_between_convs(ir::Graph& g) {
@@ -153,8 +185,9 @@ Result<int> apply_precision(ir::Graph& g, Precision precision, int optimization_
   const bool attention = cpu::attention_bf16_pays();
   int marked = 0;
   g.for_each_graph([&](ir::Graph& sg) {
+    const std::set<int> data = caller_data(sg);
     for (auto& n : sg.nodes)
-      if (ops.count({n.domain, n.op_type}) ||
+      if ((ops.count({n.domain, n.op_type}) && !is_small_image_stem(sg, n, data)) ||
           (attention && n.domain == "com.osprey" && n.op_type == "Attention")) {
         n.attributes[kComputePrecisionAttr] = bf16;
         ++marked;

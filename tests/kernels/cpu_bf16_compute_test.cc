@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "cpu_test_harness.h"
+#include "kernels/cpu/conv_depthwise.h"
 #include "kernels/cpu/cpu_capabilities.h"
 #include "kernels/cpu/matmul_core.h"
 
@@ -72,7 +73,9 @@ TEST(CpuBf16, ChannelsLastFusedConvWithResidualAndActivation) {
              {random_tensor({1, 8, 8, 32}, 6), random_tensor({32, 32, 1, 1}, 7), random_tensor({32}, 8),
               random_tensor({1, 8, 8, 32}, 9)},
              1);
-  // Depthwise 3x3, channels-last.
+  // Depthwise 3x3, channels-last, on oneDNN's bf16 kernel (the depthwise form keeps float32
+  // weights and does not round a float32 X: cpu_conv_depthwise_test.cc checks it).
+  cpu::DepthwisePolicyScope onednn(cpu::TapPolicy::kNever);
   check_bf16("FusedConv", "com.osprey",
              {{"channels_last", int_attr(1)}, {"group", int_attr(32)}, {"pads", ints_attr({1, 1, 1, 1})}},
              {random_tensor({1, 7, 7, 32}, 10), random_tensor({32, 1, 3, 3}, 11)}, 1);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "kernels/cpu/cpu_capabilities.h"
 #include "model_builder.h"
@@ -104,6 +105,48 @@ TEST(SessionPrecision, FastModeMarksProductsAndStaysClose) {
   EXPECT_GE(dot / std::sqrt(na * nb), 0.999);
   EXPECT_LT(worst, 1e-2);
   EXPECT_GT(worst, 0.0) << "fast mode gave exactly the float32 result";
+}
+
+// x [1,C,12,12] -> Conv KxK (8, stride 2) -> Relu -> Conv 3x3 (8) -> y.
+std::string stem_model(int64_t channels, int64_t k) {
+  ModelBuilder m;
+  m.input("x", onnx::TensorProto::FLOAT, {1, channels, 12, 12}).output("y");
+  m.initializer("W1", {8, channels, k, k}, pattern(static_cast<size_t>(8 * channels * k * k), 0.2f));
+  m.initializer("W2", {8, 8, 3, 3}, pattern(8 * 8 * 9, 0.3f));
+  auto pads = [](onnx::NodeProto& n, int64_t p, int64_t stride) {
+    auto* a = n.add_attribute();
+    a->set_name("pads");
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int i = 0; i < 4; ++i) a->add_ints(p);
+    auto* s = n.add_attribute();
+    s->set_name("strides");
+    s->set_type(onnx::AttributeProto::INTS);
+    for (int i = 0; i < 2; ++i) s->add_ints(stride);
+  };
+  pads(m.node("Conv", {"x", "W1"}, {"c1"}, "stem"), k / 2, 2);
+  m.node("Relu", {"c1"}, {"r"});
+  pads(m.node("Conv", {"r", "W2"}, {"y"}, "second"), 1, 1);
+  return m.bytes();
+}
+
+TEST(SessionPrecision, SmallImageStemStaysFloat32) {
+  // A convolution over the graph input with at most 4 channels and 9 taps keeps float32 in
+  // fast mode (its X is the caller's image); a 7x7 one, or one over 8 channels, is marked.
+  if (!cpu::bf16_compute_available()) GTEST_SKIP() << "no native bf16 on this CPU";
+  SessionOptions o;
+  o.precision = Precision::kFast;
+  for (auto [channels, k, marked] : {std::tuple{3, 3, 1}, std::tuple{1, 1, 1}, std::tuple{3, 7, 2},
+                                     std::tuple{8, 3, 2}}) {
+    SCOPED_TRACE(str_cat(channels, " channels, ", k, "x", k));
+    auto s = Session::load_from_bytes(stem_model(channels, k), o);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    EXPECT_EQ((*s)->optimization_marks().bf16_nodes, marked) << (*s)->graph_dump();
+    Tensor x(DType::kFloat32, {1, channels, 12, 12});
+    const auto v = pattern(static_cast<size_t>(x.numel()), 1.0f);
+    std::copy(v.begin(), v.end(), x.data<float>());
+    auto y = (*s)->run({{"x", x}});
+    ASSERT_TRUE(y.ok()) << y.status().to_string();
+  }
 }
 
 }  // namespace

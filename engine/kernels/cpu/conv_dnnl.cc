@@ -11,7 +11,8 @@
 // the residual Z (sum post-op) and the activation (eltwise post-ops) inside the primitive.
 // A channels-last 2-D convolution with constant weights may instead run on register tiles
 // (conv_tiles.h) or as one 1x1 product per kernel row over copied pixels (conv_taps.h), and a
-// blocked one in the tap form, decided once per node at its first build.
+// blocked one in the tap form, decided once per node at its first build; a channels-last
+// depthwise one in bf16 compute on float32 FMAs (conv_depthwise.h), likewise.
 // With compute_precision = "bf16" (the session's fast mode) the weights are converted to bf16
 // once and a float32 source per run; the primitive accumulates in f32 and writes f32. A
 // FusedConv with bf16_input = 1 takes X as bfloat16 (no conversion), one with bf16_output = 1
@@ -29,6 +30,7 @@
 #include <cstring>
 #include <optional>
 
+#include "kernels/cpu/conv_depthwise.h"
 #include "kernels/cpu/conv_taps.h"
 #include "kernels/cpu/conv_tiles.h"
 #include "kernels/cpu/dnnl_common.h"
@@ -51,6 +53,7 @@ struct ConvEntry {
   memory packed_weights;  // weights in w_md when they are constant; empty otherwise
   std::shared_ptr<const TapConv> taps;  // set when the node runs in the tap form
   std::optional<TileConv> tile;         // set when the node runs in the tile form
+  std::optional<DwConv> dw;             // set when the node runs in the depthwise form
 };
 
 struct ConvState final : KernelState {
@@ -85,9 +88,12 @@ struct ConvState final : KernelState {
   // packed once whatever the input's shape.
   int tiles = -1;
   std::shared_ptr<const std::vector<float>> tile_panels;
+  // Likewise for the bf16 depthwise form (conv_depthwise.h); dw_weights holds its weights.
+  int dw = -1;
+  std::shared_ptr<const std::vector<float>> dw_weights;
 
   bool holds_constant(int input) const override {
-    return input == 1 && (!packed.empty() || !tap_rows.empty() || tile_panels);
+    return input == 1 && (!packed.empty() || !tap_rows.empty() || tile_panels || dw_weights);
   }
   void constant_released(int input) override {
     if (input != 1) return;
@@ -278,6 +284,47 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
                                                          dst_any, strides, dil, pad_l, pad_r)
                        : dnnl::convolution_forward::desc(prop, alg, src_any, w_any, dst_any,
                                                          strides, dil, pad_l, pad_r);
+  // A channels-last depthwise convolution in bf16 compute with constant weights may run in the
+  // depthwise form, decided once per node at its first build (its weights do not depend on
+  // the input's shape).
+  if (packable && cl && st.bf16 && group == C && M == C && win.nd == 2 && !has_z && st.dw != 0) {
+    TileAct act = TileAct::kNone;
+    float lo = 0, hi = 0;
+    const bool fits = win.dilations[0] == 1 && win.dilations[1] == 1 &&
+                      depthwise_fits(win.kernel[0], win.kernel[1], win.strides[0], win.strides[1],
+                                     win.pad_begin[0], win.pad_begin[1]) &&
+                      st.act.affine.empty() && tile_activation(st.act.name, st.act.params, &act, &lo, &hi);
+    if (st.dw < 0) st.dw = fits && depthwise_wanted() ? 1 : 0;
+    if (st.dw == 1) {
+      if (!fits) return internal_error("convolution: a shape outside the depthwise form");
+      if (!st.dw_weights) {
+        if (st.weights_released) return internal_error("convolution: W was released unpacked");
+        st.dw_weights = std::make_shared<const std::vector<float>>(
+            pack_depthwise_weights(st.weights.data<float>(), C, win.kernel[0], win.kernel[1]));
+      }
+      DwConv d;
+      d.N = N;
+      d.C = C;
+      d.H = xs[2];
+      d.W = xs[3];
+      d.OH = win.out[0];
+      d.OW = win.out[1];
+      d.KH = win.kernel[0];
+      d.KW = win.kernel[1];
+      d.SH = win.strides[0];
+      d.SW = win.strides[1];
+      d.PH = win.pad_begin[0];
+      d.PW = win.pad_begin[1];
+      d.x_bf16 = st.x_bf16;
+      d.y_bf16 = st.y_bf16;
+      d.act = act;
+      d.lo = lo;
+      d.hi = hi;
+      d.weights = st.dw_weights;
+      e->dw = d;
+      return std::shared_ptr<const ConvEntry>(e);
+    }
+  }
   std::optional<dnnl::convolution_forward::primitive_desc> wino;
   // Winograd weights are reordered from the plain ones only (oneDNN reorders into its Winograd
   // layout from plain layouts): once the plain weights are gone, a new shape runs directly.
@@ -419,6 +466,11 @@ Status run_conv(KernelContext& ctx, bool fused) {
       return unimplemented("convolution over an empty input with a non-empty output");
     }
     use_threads(threads);
+    if (e->dw) {
+      run_depthwise(*e->dw, x.raw_data(), has_bias ? ctx.input(2).data<float>() : nullptr, y.raw_data(),
+                    ctx.pool());
+      return Status::Ok();
+    }
     if (e->tile) {
       if (has_z && !z_in_y) std::memcpy(y.raw_data(), ctx.input(3).raw_data(), y.nbytes());
       return run_tile_conv(best_vector_isa(), *e->tile, x.data<float>(),
