@@ -82,6 +82,10 @@ TEST(CpuConvDepthwise, MatchesTheReferenceOnShapesStridesPadsAndActivations) {
       {1, 1, 30, 48, 1, 3, 1, {0, 1, 0, 1}, "", {}, true, true, true},    // one row, 1x3
       {1, 8, 28, 32, 3, 3, 1, {0, 0, 0, 0}, "Clip", {0.0f, 6.0f}, false, true, true},  // no pads
       {1, 14, 14, 96, 3, 3, 2, {0, 0, 1, 1}, "Clip", {0.0f, 6.0f}, true, true, true},  // SAME_UPPER-like
+      // Wide enough for whole tiles between the edges at stride 2 too.
+      {1, 5, 40, 16, 3, 3, 2, {1, 1, 1, 1}, "Relu", {}, true, true, true},
+      {1, 9, 45, 32, 5, 5, 2, {2, 2, 2, 2}, "", {}, true, true, false},
+      {1, 9, 50, 16, 7, 7, 2, {3, 3, 3, 3}, "Clip", {0.0f, 6.0f}, false, false, true},
   };
   uint32_t seed = 300;
   for (const auto& c : cases) {

@@ -92,7 +92,7 @@ template <int KW, int SW, class X>
 OSPREY_DW void rows(const DwConv& d, const X* x, const float* bias, void* y, int64_t begin, int64_t end) {
   constexpr int T = kDwTile;
   const int64_t Cp = (d.C + 15) / 16 * 16;
-  // Output columns whose taps are all inside the input: [first, last).
+  // Output columns whose taps are all inside the input: [first, last) (or none).
   const int64_t first = std::min(d.OW, (d.PW + SW - 1) / SW);
   const int64_t span = d.W - KW + d.PW;  // the last column's first tap, when >= 0
   const int64_t last = span < 0 ? first : std::max(first, std::min(d.OW, span / SW + 1));
@@ -103,11 +103,13 @@ OSPREY_DW void rows(const DwConv& d, const X* x, const float* bias, void* y, int
     void* y_row = static_cast<char*>(y) + static_cast<size_t>(row * d.OW * d.C) * y_elem;
     for (int64_t c = 0; c < d.C; c += 16) {
       const Row r{&d, d.weights->data(), Cp, bias, lanes(d.C - c), c};
+      // The first tile takes the left pad's columns and as many after them as it holds, so
+      // that a narrow image (14 or 7 columns) does not spend a whole tile on one column.
       int64_t ow = 0;
-      while (ow < first) {  // the left pad's columns
-        const int nt = static_cast<int>(std::min<int64_t>(T, first - ow));
-        tile<KW, SW, true>(r, xn, y_row, oh, ow, nt);
-        ow += nt;
+      if (first > 0) {
+        const int nt = static_cast<int>(std::min<int64_t>(T, d.OW));
+        tile<KW, SW, true>(r, xn, y_row, oh, 0, nt);
+        ow = nt;
       }
       for (; ow + T <= last; ow += T) tile<KW, SW, false>(r, xn, y_row, oh, ow, T);
       while (ow < d.OW) {  // the rest, and the right pad's columns

@@ -26,8 +26,10 @@
 
 namespace osprey::cpu {
 
-// Output pixels per register tile.
-constexpr int kDwTile = 6;
+// Output pixels per register tile: 7 divides the widths of 224-pixel networks (112 ... 7), and
+// ran both MobileNetV2's and EfficientNet-Lite0's depthwise layers 12-15% faster than 6 (8 was
+// in between).
+constexpr int kDwTile = 7;
 // Kernel sizes the form takes (square or not): each of KH and KW is one of these.
 bool depthwise_kernel_supported(int64_t k);
 
