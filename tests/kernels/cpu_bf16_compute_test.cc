@@ -94,24 +94,13 @@ TEST(CpuBf16, GemmAndFusedMatMul) {
              {random_tensor({5, 96}, 19), random_tensor({96, 40}, 20), random_tensor({40}, 21)}, 1);
 }
 
-Tensor to_bf16(const Tensor& t) {
-  Tensor out(DType::kBFloat16, t.shape());
-  for (int64_t i = 0; i < t.numel(); ++i) out.data<BFloat16>()[i] = BFloat16(t.data<float>()[i]);
-  return out;
-}
-Tensor to_f32(const Tensor& t) {
-  Tensor out(DType::kFloat32, t.shape());
-  for (int64_t i = 0; i < t.numel(); ++i) out.data<float>()[i] = static_cast<float>(t.data<BFloat16>()[i]);
-  return out;
-}
-
 // bf16_input / bf16_output: X (and Z, Y) stay bfloat16 between fast-mode convolutions. The
 // oracle is the float32 reference on the same (bf16-representable) values; Y is bf16-rounded.
 void check_bf16_io(Attrs attrs, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& z,
                    bool bf16_x, bool bf16_y) {
   if (!cpu::bf16_compute_available())
     GTEST_SKIP() << "no native bf16 here (oneDNN offers '" << cpu::bf16_probe_implementation() << "')";
-  const Tensor xr = to_f32(to_bf16(x)), zr = z.defined() ? to_f32(to_bf16(z)) : Tensor();
+  const Tensor xr = widened_to_f32(rounded_to_bf16(x)), zr = z.defined() ? widened_to_f32(rounded_to_bf16(z)) : Tensor();
   NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
   auto want = ref.run({xr, w, b, zr});
   ASSERT_TRUE(want.ok()) << want.status().to_string();
@@ -122,14 +111,14 @@ void check_bf16_io(Attrs attrs, const Tensor& x, const Tensor& w, const Tensor& 
   NodeRunner prepared("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
   NodeRunner unprepared("FusedConv", "com.osprey", 1, attrs, Device::cpu);
   ASSERT_TRUE(prepared.prepare_status().ok()) << prepared.prepare_status().to_string();
-  const Tensor xin = bf16_x ? to_bf16(x) : xr;
-  const Tensor zin = !z.defined() ? Tensor() : bf16_y ? to_bf16(z) : zr;
+  const Tensor xin = bf16_x ? rounded_to_bf16(x) : xr;
+  const Tensor zin = !z.defined() ? Tensor() : bf16_y ? rounded_to_bf16(z) : zr;
   for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2})
     for (const NodeRunner* r : {&prepared, &unprepared}) {
       auto got = r->run({xin, w, b, zin}, pool);
       ASSERT_TRUE(got.ok()) << got.status().to_string();
       ASSERT_EQ(got->dtype(), bf16_y ? DType::kBFloat16 : DType::kFloat32);
-      expect_close(bf16_y ? to_f32(*got) : *got, *want, kBf16Tol);
+      expect_close(bf16_y ? widened_to_f32(*got) : *got, *want, kBf16Tol);
     }
 }
 
@@ -164,14 +153,14 @@ TEST(CpuBf16, Bf16ActivationsAreCheckedAgainstTheAttributes) {
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.status().message().find("X must be a bfloat16 tensor (bf16_input = 1)"), std::string::npos)
       << got.status().to_string();
-  got = r.run({to_bf16(x), w, Tensor(), random_tensor({1, 4, 4, 8}, 42)});  // Z float32, Y bf16
+  got = r.run({rounded_to_bf16(x), w, Tensor(), random_tensor({1, 4, 4, 8}, 42)});  // Z float32, Y bf16
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.status().message().find("residual Z must be a bfloat16 tensor (bf16_output = 1)"),
             std::string::npos)
       << got.status().to_string();
   a["compute_precision"] = string_attr("fp32");
   NodeRunner exact("FusedConv", "com.osprey", 1, a, Device::cpu);
-  got = exact.run({to_bf16(x), w});
+  got = exact.run({rounded_to_bf16(x), w});
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.status().message().find("bf16_input = 1 needs compute_precision = \"bf16\""),
             std::string::npos)
@@ -185,7 +174,7 @@ void check_matmul_bf16_io(Attrs attrs, const Tensor& a, const Tensor& b, const T
                           bool bf16_y) {
   if (!cpu::bf16_compute_available())
     GTEST_SKIP() << "no native bf16 here (oneDNN offers '" << cpu::bf16_probe_implementation() << "')";
-  const Tensor ar = to_f32(to_bf16(a));
+  const Tensor ar = widened_to_f32(rounded_to_bf16(a));
   NodeRunner ref("FusedMatMul", "com.osprey", 1, attrs, Device::ref);
   auto want = ref.run({ar, b, bias});
   ASSERT_TRUE(want.ok()) << want.status().to_string();
@@ -198,11 +187,11 @@ void check_matmul_bf16_io(Attrs attrs, const Tensor& a, const Tensor& b, const T
   ASSERT_TRUE(prepared.prepare_status().ok()) << prepared.prepare_status().to_string();
   for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2})
     for (const NodeRunner* r : {&prepared, &unprepared}) {
-      auto got = r->run({bf16_a ? to_bf16(a) : ar, b, bias}, pool);
+      auto got = r->run({bf16_a ? rounded_to_bf16(a) : ar, b, bias}, pool);
       ASSERT_TRUE(got.ok()) << got.status().to_string();
       ASSERT_EQ(got->dtype(), bf16_y ? DType::kBFloat16 : DType::kFloat32);
       EXPECT_EQ(got->shape(), want->shape());
-      expect_close(bf16_y ? to_f32(*got) : *got, *want, kBf16Tol);
+      expect_close(bf16_y ? widened_to_f32(*got) : *got, *want, kBf16Tol);
     }
 }
 
@@ -252,10 +241,10 @@ TEST(CpuBf16, FusedMatMulBf16AttributesAreChecked) {
   };
   expect_error(at, {a, b}, "A must be a bfloat16 tensor (bf16_input = 1)");
   at["bf16_output"] = int_attr(1);
-  expect_error(at, {to_bf16(a), b, Tensor(), z}, "bf16_output = 1 takes no residual Z");
+  expect_error(at, {rounded_to_bf16(a), b, Tensor(), z}, "bf16_output = 1 takes no residual Z");
   at["bf16_output"] = int_attr(2);
-  expect_error(at, {to_bf16(a), b}, "attribute bf16_output must be 0 or 1, got 2");
-  expect_error({{"compute_precision", string_attr("fp32")}, {"bf16_input", int_attr(1)}}, {to_bf16(a), b},
+  expect_error(at, {rounded_to_bf16(a), b}, "attribute bf16_output must be 0 or 1, got 2");
+  expect_error({{"compute_precision", string_attr("fp32")}, {"bf16_input", int_attr(1)}}, {rounded_to_bf16(a), b},
                "bf16_input = 1 needs compute_precision = \"bf16\"");
 }
 

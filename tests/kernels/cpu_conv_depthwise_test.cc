@@ -14,17 +14,6 @@
 namespace osprey::testing {
 namespace {
 
-Tensor to_bf16(const Tensor& t) {
-  Tensor out(DType::kBFloat16, t.shape());
-  for (int64_t i = 0; i < t.numel(); ++i) out.data<BFloat16>()[i] = BFloat16(t.data<float>()[i]);
-  return out;
-}
-Tensor to_f32(const Tensor& t) {
-  Tensor out(DType::kFloat32, t.shape());
-  for (int64_t i = 0; i < t.numel(); ++i) out.data<float>()[i] = static_cast<float>(t.data<BFloat16>()[i]);
-  return out;
-}
-
 struct DwCase {
   int64_t N, H, W, C, KH, KW, stride;
   std::vector<int64_t> pads;  // [top, left, bottom, right]
@@ -44,7 +33,7 @@ void check_case(const DwCase& c, uint32_t seed) {
                  {"pads", ints_attr(c.pads)}};
   if (!c.act.empty()) attrs["activation"] = string_attr(c.act);
   if (!c.params.empty()) attrs["activation_params"] = floats_attr(c.params);
-  const Tensor x = to_f32(to_bf16(random_tensor({c.N, c.H, c.W, c.C}, seed)));
+  const Tensor x = widened_to_f32(rounded_to_bf16(random_tensor({c.N, c.H, c.W, c.C}, seed)));
   const Tensor w = random_tensor({c.C, 1, c.KH, c.KW}, seed + 1);
   const Tensor b = c.bias ? random_tensor({c.C}, seed + 2) : Tensor();
   NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
@@ -59,12 +48,12 @@ void check_case(const DwCase& c, uint32_t seed) {
     NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
     ASSERT_TRUE(fast.prepare_status().ok()) << fast.prepare_status().to_string();
     const int64_t runs = cpu::depthwise_convolutions_run();
-    auto got = fast.run({c.x_bf16 ? to_bf16(x) : x, w, b}, pool);
+    auto got = fast.run({c.x_bf16 ? rounded_to_bf16(x) : x, w, b}, pool);
     ASSERT_TRUE(got.ok()) << got.status().to_string();
     EXPECT_EQ(cpu::depthwise_convolutions_run(), runs + 1) << "the depthwise form did not run";
     ASSERT_EQ(got->dtype(), c.y_bf16 ? DType::kBFloat16 : DType::kFloat32);
     ASSERT_EQ(got->shape(), want->shape());
-    expect_close(c.y_bf16 ? to_f32(*got) : *got, *want, c.y_bf16 ? 8e-3 : 2e-5);
+    expect_close(c.y_bf16 ? widened_to_f32(*got) : *got, *want, c.y_bf16 ? 8e-3 : 2e-5);
   }
 }
 

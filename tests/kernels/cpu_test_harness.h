@@ -156,4 +156,17 @@ inline bool bit_equal(const Tensor& a, const Tensor& b) {
                     [](float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; });
 }
 
+// A float32 tensor rounded to bfloat16 (nearest even), and a bfloat16 one widened to float32:
+// the bf16 activations of fast mode's kernels and their float32 oracles.
+inline Tensor rounded_to_bf16(const Tensor& t) {
+  Tensor out(DType::kBFloat16, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) out.data<BFloat16>()[i] = BFloat16(t.data<float>()[i]);
+  return out;
+}
+inline Tensor widened_to_f32(const Tensor& t) {
+  Tensor out(DType::kFloat32, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) out.data<float>()[i] = static_cast<float>(t.data<BFloat16>()[i]);
+  return out;
+}
+
 }  // namespace osprey::testing
