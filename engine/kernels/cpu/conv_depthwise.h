@@ -1,9 +1,10 @@
 // A channels-last 2-D depthwise convolution (one input channel per group, one output channel
 // per input channel) in fast mode, on float32 FMAs over bfloat16 activations: X [N, H, W, C]
 // and Y [N, OH, OW, C] bfloat16 or float32, the weights float32 packed once as [KH * KW][C]
-// (channels padded to 16), accumulation in float32. Per output row, tiles of kDwTile output
-// pixels x 16 channels accumulate every tap in registers; each input pixel of a kernel row is
-// widened once and used by every tap of the tile that reads it. Bias and the activation (none,
+// (channels padded to 16), accumulation in float32. Tiles of kDwTile output pixels x 16
+// channels, of two output rows at stride 1 and one at stride 2, accumulate every tap in
+// registers; each input pixel of an input row is widened once and used by every tap of the
+// tile that reads it (at stride 1 for both output rows). Bias and the activation (none,
 // Relu, Clip) are applied as a tile is stored; a bfloat16 Y is rounded to nearest even. Taps
 // outside the input (the pads) are skipped as zeros. Output rows are split across threads.
 // Unlike oneDNN's bf16 forms, the weights stay float32 and a float32 X is not rounded: the
