@@ -184,10 +184,6 @@ RowsFn rows_fn(int64_t KW, int64_t SW) {
 
 }  // namespace
 
-bool depthwise_kernel_supported(int64_t k) {
-  return k == 3 || k == 5 || k == 7;
-}
-
 bool depthwise_fma_pays() {
   static const bool pays = attention_bf16_available() && __builtin_cpu_is("intel");
   return pays;
@@ -211,8 +207,8 @@ bool depthwise_wanted() {
 }
 
 bool depthwise_fits(int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t PH, int64_t PW) {
-  return KH >= 1 && KH <= 7 && depthwise_kernel_supported(KW) && (SH == 1 || SH == 2) &&
-         (SW == 1 || SW == 2) && PH >= 0 && PH < KH && PW >= 0 && PW < KW;
+  return KH >= 1 && KH <= 7 && rows_fn(KW, SW) != nullptr && (SH == 1 || SH == 2) && PH >= 0 &&
+         PH < KH && PW >= 0 && PW < KW;  // rows_fn: a kernel for KW and SW
 }
 
 std::vector<float> pack_depthwise_weights(const float* w, int64_t C, int64_t KH, int64_t KW) {

@@ -31,8 +31,6 @@ namespace osprey::cpu {
 // ran both MobileNetV2's and EfficientNet-Lite0's depthwise layers 12-15% faster than 6 (8 was
 // in between).
 constexpr int kDwTile = 7;
-// Kernel sizes the form takes (square or not): each of KH and KW is one of these.
-bool depthwise_kernel_supported(int64_t k);
 
 // The form's policy (conv_taps.h's TapPolicy values): kAuto, where depthwise_fma_pays; kAlways,
 // wherever the CPU runs it (tests); kNever. Process-wide.
@@ -56,7 +54,7 @@ struct DwConv {
   std::shared_ptr<const std::vector<float>> weights;  // pack_depthwise_weights
 };
 
-// Whether a depthwise problem fits the form: 2-D, KH and KW supported, strides 1 or 2,
+// Whether a depthwise problem fits the form: 2-D, KH 1-7, KW 3, 5 or 7, strides 1 or 2,
 // dilation 1 (checked by the caller), pads below the kernel.
 bool depthwise_fits(int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t PH, int64_t PW);
 
