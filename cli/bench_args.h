@@ -28,6 +28,7 @@ struct BenchArgs {
   std::string batch_split = "auto";  // SessionOptions::batch_split: auto | on | off
   std::string blocked_layout = "auto";  // SessionOptions::blocked_layout: auto | on | off
   std::string winograd = "auto";        // SessionOptions::winograd: auto | on | off
+  std::vector<std::string> disabled_passes;  // SessionOptions::disabled_passes
   int sessions = 1;      // sessions of the model run concurrently, each from its own thread
   // Comparison mode.
   std::vector<std::string> frameworks;

@@ -141,6 +141,7 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
                                                     : BatchSplit::kAuto;
   options.blocked_layout = blocked_layout_of(args.blocked_layout);
   options.winograd = winograd_of(args.winograd);
+  options.disabled_passes = args.disabled_passes;
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(model, options));
   const Session& session = *m.session;
   spec.generator.max_elements = session.options().max_tensor_elements;
@@ -331,6 +332,7 @@ Action add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "on", "off"}));
   add_blocked_layout_option(cmd, &args->blocked_layout);
   add_winograd_option(cmd, &args->winograd);
+  add_disable_pass_option(cmd, &args->disabled_passes);
   cmd->add_option("--profile-top", args->profile_top,
                   "How many of the slowest nodes --profile lists (0 = every node)")
       ->check(CLI::Range(0, 1000000));
@@ -436,6 +438,10 @@ Action add_bench_command(CLI::App& app) {
         return invalid_argument(
             "bench: --winograd is a single-model option; a comparison runs Osprey as it loads by "
             "default (winograd auto)");
+      if (cmd->count("--disable-pass"))
+        return invalid_argument(
+            "bench: --disable-pass is a single-model option; a comparison runs Osprey with every "
+            "pass");
       return bench_compare(*args, cmd);
     }
     return bench_single(*args, cmd);

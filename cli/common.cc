@@ -49,6 +49,13 @@ Winograd winograd_of(const std::string& winograd) {
   return policy_of<Winograd>(winograd);
 }
 
+void add_disable_pass_option(CLI::App* cmd, std::vector<std::string>* passes) {
+  cmd->add_option("--disable-pass", *passes,
+                  "An optimization pass not to run, by name (repeatable; e.g. "
+                  "qkv_projection_merge): to compare a model with and without it")
+      ->take_all();
+}
+
 CLI::Validator non_negative_integer() {
   return CLI::Validator(
       [](std::string& value) -> std::string {

@@ -31,6 +31,8 @@ void add_blocked_layout_option(CLI::App* cmd, std::string* layout);
 BlockedLayout blocked_layout_of(const std::string& layout);
 // --winograd auto | on | off (SessionOptions::winograd), and its value.
 void add_winograd_option(CLI::App* cmd, std::string* winograd);
+// --disable-pass NAME (repeatable): SessionOptions::disabled_passes.
+void add_disable_pass_option(CLI::App* cmd, std::vector<std::string>* passes);
 Winograd winograd_of(const std::string& winograd);
 
 // Adds --input, --shape, --seed and --random to `cmd`, bound to `args`.

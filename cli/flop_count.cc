@@ -57,9 +57,12 @@ NodeFlops count_node_flops(const NodeTiming& n) {
       return {FlopStatus::kCounted, 2 * numel(*y) * numel(*x) / static_cast<double>((*y)[0])};
     case Kind::kMatMul:
       return {FlopStatus::kCounted, 2 * numel(*y) * static_cast<double>(x->back())};
-    case Kind::kAttention:  // Q [B,Sq,H*D], K [B,Sk,H*D]: Q·Kᵀ and P·V, B·H·Sq·Sk·D MACs each
-      if (x->size() != 3 || w->size() != 3) return unknown;
-      return {FlopStatus::kCounted, 4 * numel(*x) * static_cast<double>((*w)[1])};
+    case Kind::kAttention: {  // Y [B,Sq,H*D], K [B,Sk,H*D]: Q·Kᵀ and P·V, B·H·Sq·Sk·D MACs each
+      // K absent (an empty shape): Q, K and V packed in input 0, so Sk = Sq.
+      const Shape* k = w->empty() ? x : w;
+      if (x->size() != 3 || k->size() != 3 || y->size() != 3) return unknown;
+      return {FlopStatus::kCounted, 4 * numel(*y) * static_cast<double>((*k)[1])};
+    }
     case Kind::kNone: break;
   }
   return {};

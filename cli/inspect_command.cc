@@ -17,6 +17,7 @@ struct InspectArgs {
   std::string precision = "exact";
   std::string blocked_layout = "auto";
   std::string winograd = "auto";
+  std::vector<std::string> disabled_passes;
 };
 
 void print_infos(const char* title, const std::vector<TensorInfo>& infos) {
@@ -30,6 +31,7 @@ Status inspect(const InspectArgs& args) {
   options.precision = args.precision == "fast" ? Precision::kFast : Precision::kExact;
   options.blocked_layout = blocked_layout_of(args.blocked_layout);
   options.winograd = winograd_of(args.winograd);
+  options.disabled_passes = args.disabled_passes;
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(args.model, options));
   const Session& s = *m.session;
   const ModelStats& st = s.stats();
@@ -75,6 +77,7 @@ Action add_inspect_command(CLI::App& app) {
   add_precision_option(cmd, &args->precision);
   add_blocked_layout_option(cmd, &args->blocked_layout);
   add_winograd_option(cmd, &args->winograd);
+  add_disable_pass_option(cmd, &args->disabled_passes);
   return [args] { return inspect(*args); };
 }
 

@@ -23,6 +23,7 @@ struct RunArgs {
   std::string precision = "exact";
   std::string blocked_layout = "auto";
   std::string winograd = "auto";
+  std::vector<std::string> disabled_passes;
 };
 
 // Writes `t` as DIR/stem.npy; returns the path written (with a note for bfloat16).
@@ -48,6 +49,7 @@ Status run(const RunArgs& args) {
   options.precision = args.precision == "fast" ? Precision::kFast : Precision::kExact;
   options.blocked_layout = blocked_layout_of(args.blocked_layout);
   options.winograd = winograd_of(args.winograd);
+  options.disabled_passes = args.disabled_passes;
   OSPREY_ASSIGN_OR_RETURN(LoadedModel m, load_model(args.model, options));
   const Session& session = *m.session;
   spec.generator.max_elements = session.options().max_tensor_elements;
@@ -136,6 +138,7 @@ Action add_run_command(CLI::App& app) {
   add_precision_option(cmd, &args->precision);
   add_blocked_layout_option(cmd, &args->blocked_layout);
   add_winograd_option(cmd, &args->winograd);
+  add_disable_pass_option(cmd, &args->disabled_passes);
   return [args] { return run(*args); };
 }
 

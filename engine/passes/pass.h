@@ -64,6 +64,7 @@ std::unique_ptr<Pass> make_conv_add_fusion();
 std::unique_ptr<Pass> make_conv_activation_fusion();
 std::unique_ptr<Pass> make_matmul_add_fusion();
 std::unique_ptr<Pass> make_attention_fusion();
+std::unique_ptr<Pass> make_qkv_projection_merge();
 std::unique_ptr<Pass> make_transpose_reshape_cancellation();
 std::unique_ptr<Pass> make_channels_last();
 std::unique_ptr<Pass> make_channels_blocked();

@@ -13,6 +13,7 @@ PassManagerOptions PassManagerOptions::from_session(const SessionOptions& o) {
   p.level = o.optimization_level;
   p.max_tensor_elements = o.max_tensor_elements;
   p.blocked_layout = o.blocked_layout;
+  p.disabled = o.disabled_passes;
   return p;
 }
 
@@ -44,6 +45,7 @@ PassManager PassManager::with_default_passes(PassManagerOptions options) {
   pm.add(make_matmul_add_fusion());
   pm.add(make_activation_affine_fusion());
   pm.add(make_attention_fusion());
+  pm.add(make_qkv_projection_merge());  // Q, K, V products of one input, packed
   pm.add(make_transpose_reshape_cancellation());
   // Layout last: the convolutions it moves to channels-last are the fused ones.
   pm.add(make_channels_last());
@@ -130,6 +132,20 @@ Status PassManager::run(ir::Graph& g) {
 
 Status optimize(ir::Graph& g, const SessionOptions& options, OptimizationMarks* marks) {
   auto pm = PassManager::with_default_passes(PassManagerOptions::from_session(options));
+  for (const auto& d : options.disabled_passes) {
+    std::string names;
+    bool known = false;
+    for (const auto& p : pm.passes()) {
+      known = known || d == p->name();
+      if (names.find(std::string(" ") + p->name() + ",") == std::string::npos)
+        names += std::string(" ") + p->name() + ",";
+    }
+    if (!known) {
+      names.pop_back();
+      return invalid_argument("disabled pass '", d, "' is not an optimization pass; the passes are:",
+                              names);
+    }
+  }
   OSPREY_RETURN_IF_ERROR(pm.run(g));
   OSPREY_ASSIGN_OR_RETURN(const int bf16, apply_precision(g, options.precision, options.optimization_level));
   const int winograd = apply_winograd(g, options.winograd, options.optimization_level);

@@ -51,10 +51,7 @@ struct PassRecord {
 class PassManager {
  public:
   explicit PassManager(PassManagerOptions options) : options_(std::move(options)) {}
-  // The default pipeline, in order: identity_elimination, constant_folding, shape_folding,
-  // constant_folding, common_subexpression_elimination, conv_bn_fold (level 1); gelu_fusion,
-  // layer_norm_fusion, conv_mul_add_fold, conv_add_fusion, conv_activation_fusion,
-  // matmul_add_fusion, transpose_reshape_cancellation (level 2); dead_code_elimination (level 1).
+  // The default pipeline (pass_manager.cc, in order; docs/ARCHITECTURE.md lists it with levels).
   static PassManager with_default_passes(PassManagerOptions options);
 
   void add(std::unique_ptr<Pass> pass) { passes_.push_back(std::move(pass)); }

@@ -119,7 +119,13 @@ class Inference {
     if (onnx && op == "DynamicQuantizeLinear")  // y_scale and y_zero_point are scalars
       for (size_t i = 1; i < n.outputs.size() && i < 3; ++i)
         if (n.outputs[i] != ir::kNoValue) set_shape(n.outputs[i], {});
-    if (kSameShape.count(op)) {
+    if (ours && op == "Attention" && in(n, 1) == ir::kNoValue && in(n, 2) == ir::kNoValue) {
+      // Q, K and V packed in input 0: Y has a third of its last dim.
+      if (!known(in(n, 0)) || shape(in(n, 0)).size() != 3) return;
+      SymShape s = shape(in(n, 0));
+      s[2] = s[2].fixed() && s[2].value % 3 == 0 ? fixed_dim(s[2].value / 3) : SymDim{};
+      set_shape(y, std::move(s));
+    } else if (kSameShape.count(op)) {
       if (known(in(n, 0))) set_shape(y, shape(in(n, 0)));
       // Shape values keep their contents through Cast to int64, and to int32 (PaddlePaddle's
       // exports cast every shape to int32 and back): a dim does not reach 2^31, where the

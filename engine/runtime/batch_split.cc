@@ -260,8 +260,9 @@ class Checker {
       return off_batch_axis(int_attr(n, "axis", -1), rank(in(n, 0))) ? "" : "normalizes along axis 0";
     }
     if (is(n, "Attention", true) && n.domain == "com.osprey") {
-      for (size_t i = 0; i < 3; ++i)
-        if (!batched(in(n, i))) return "Q, K or V is not batched";
+      for (size_t i = 0; i < 3; ++i)  // K and V are absent when packed in Q
+        if (!batched(in(n, i)) && (i == 0 || in(n, i) != ir::kNoValue))
+          return "Q, K or V is not batched";
       const int mask = in(n, 3);
       return mask == ir::kNoValue || batched(mask) || broadcast_keeps_batch(mask, in(n, 0))
                  ? ""

@@ -328,6 +328,15 @@ TXT
   if grep -q 'effective rate' "$TMP/out"; then fail "bench-peak-winograd-off: noted"; else pass; fi
   err bench-winograd-bad 'winograd' "$OSPREY" bench "$WINO" --winograd sometimes
   err bench-winograd-compare 'single-model option' "$OSPREY" bench "$WINO" --frameworks osprey --winograd on
+  # --disable-pass: a named pass is left out (here the layout pass, so no channels-last
+  # convolution); a name that is not a pass is refused with the list of passes.
+  ok inspect-disable-pass "$OSPREY" inspect "$CONVS" --optimized --disable-pass channels_last
+  if grep -q 'channels_last=1' "$TMP/out"; then fail "inspect-disable-pass: still channels-last"; else pass; fi
+  ok run-disable-pass "$OSPREY" run "$CONVS" --disable-pass channels_last --disable-pass conv_add_fusion
+  contains run-disable-pass-output 'y +float32\[1,8,4,4\]'
+  err inspect-disable-pass-bad "'no_such_pass' is not an optimization pass; the passes are: .*qkv_projection_merge" \
+    "$OSPREY" inspect "$CONVS" --optimized --disable-pass no_such_pass
+  err bench-disable-pass-compare 'single-model option' "$OSPREY" bench "$CONVS" --frameworks osprey --disable-pass channels_last
 else
   echo "test_cli: protoc or $PROTO missing; skipping symbolic-dim cases" >&2
 fi

@@ -125,6 +125,70 @@ TEST(CpuAttention, Bf16MatchesReferenceWithinBf16Rounding) {
   }
 }
 
+// Q, K and V side by side in one [B, S, 3*H*D] tensor.
+Tensor packed_qkv(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const int64_t b = q.dim(0), s = q.dim(1), hd = q.dim(2);
+  Tensor t(DType::kFloat32, {b, s, 3 * hd});
+  const Tensor* parts[] = {&q, &k, &v};
+  for (int64_t r = 0; r < b * s; ++r)
+    for (int i = 0; i < 3; ++i)
+      std::memcpy(t.data<float>() + (r * 3 + i) * hd, parts[i]->data<float>() + r * hd,
+                  static_cast<size_t>(hd) * sizeof(float));
+  return t;
+}
+
+// Attention(QKV, "", "", mask?): the reference reads the packed rows exactly as it reads three
+// tensors (bit for bit), and the cpu kernel (float32, and bf16 where available) matches it.
+TEST(CpuAttention, PackedQkvMatchesSeparateInputs) {
+  const std::vector<Case> cases = {
+      {1, 7, 7, 1, 1, Mask::kNone},         {2, 7, 7, 12, 32, Mask::kPerKey},
+      {1, 128, 128, 12, 32, Mask::kPerKey}, {2, 13, 13, 2, 17, Mask::kFull},
+      {3, 1, 1, 12, 64, Mask::kPerQuery},
+  };
+  ThreadPool pool2(2);
+  for (const auto& c : cases)
+    for (bool bf16 : {false, true}) {
+      if (bf16 && !cpu::attention_bf16_available()) continue;
+      SCOPED_TRACE(name(c) + (bf16 ? "bf16" : ""));
+      Attrs attrs = {{"num_heads", int_attr(c.h)}};
+      NodeRunner ref("Attention", "com.osprey", 1, attrs, Device::ref);
+      if (bf16) attrs["compute_precision"] = string_attr("bf16");
+      NodeRunner fast("Attention", "com.osprey", 1, attrs, Device::cpu);
+      const int64_t hd = c.h * c.d;
+      const Tensor q = random_tensor({c.b, c.sq, hd}, 11), k = random_tensor({c.b, c.sq, hd}, 12),
+                   v = random_tensor({c.b, c.sq, hd}, 13);
+      const Tensor mask = c.mask == Mask::kNone ? Tensor() : make_mask(mask_shape(c), 14);
+      std::vector<Tensor> separate = {q, k, v}, packed = {packed_qkv(q, k, v), Tensor(), Tensor()};
+      if (mask.defined()) separate.push_back(mask), packed.push_back(mask);
+      auto want = ref.run(separate);
+      auto ref_packed = ref.run(packed);
+      ASSERT_TRUE(want.ok() && ref_packed.ok()) << ref_packed.status().to_string();
+      EXPECT_TRUE(bit_equal(*ref_packed, *want));
+      auto sep = fast.run(separate, &pool2);
+      auto got = fast.run(packed, &pool2);
+      ASSERT_TRUE(sep.ok() && got.ok()) << got.status().to_string();
+      ASSERT_EQ(got->shape(), (Shape{c.b, c.sq, hd}));
+      EXPECT_TRUE(bit_equal(*got, *sep));  // the same arithmetic on the same values
+      expect_close(*got, *want, bf16 ? 2e-2 : 1e-4);
+    }
+  // Packed Q/K/V whose last dim is not 3 * hidden, and K given without V.
+  for (Device dev : {Device::ref, Device::cpu}) {
+    NodeRunner r("Attention", "com.osprey", 1, {{"num_heads", int_attr(2)}}, dev);
+    auto odd = r.run({random_tensor({1, 3, 8}, 1), Tensor(), Tensor()});
+    ASSERT_FALSE(odd.ok());
+    EXPECT_EQ(odd.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(odd.status().message().find("multiple of 3"), std::string::npos)
+        << odd.status().to_string();
+    auto heads = r.run({random_tensor({1, 3, 9}, 1), Tensor(), Tensor()});
+    ASSERT_FALSE(heads.ok());
+    EXPECT_NE(heads.status().message().find("divide the hidden size 3"), std::string::npos)
+        << heads.status().to_string();
+    auto no_v = r.run({random_tensor({1, 3, 12}, 1), random_tensor({1, 3, 12}, 2), Tensor()});
+    ASSERT_FALSE(no_v.ok());
+    EXPECT_NE(no_v.status().message().find("input V is required"), std::string::npos);
+  }
+}
+
 TEST(CpuAttention, FullyMaskedKeysGetNoWeight) {
   // Every key but the first masked by -1e9: each output row is V's first row of its head.
   const Case c = {2, 5, 5, 3, 4, Mask::kPerKey};

@@ -40,6 +40,11 @@ TEST(FlopCount, AttentionCountsBothProducts) {
   EXPECT_EQ(count_node_flops(node("Attention", {{2, 5, 12}, {7, 12}}, {{2, 5, 12}}, "com.osprey"))
                 .status,
             FlopStatus::kShapesUnknown);
+  // Q, K and V packed in one [2,5,36] input (K and V absent: empty shapes): Sk = Sq = 5.
+  auto packed =
+      count_node_flops(node("Attention", {{2, 5, 36}, {}, {}}, {{2, 5, 12}}, "com.osprey"));
+  EXPECT_EQ(packed.status, FlopStatus::kCounted);
+  EXPECT_EQ(packed.flops, 2.0 * 2 * (2 * 3 * 5 * 5 * 4));
 }
 
 TEST(FlopCount, ConvTransposeCountsPerInputElement) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace osprey {
 
@@ -61,6 +62,10 @@ struct SessionOptions {
   BatchSplit batch_split = BatchSplit::kAuto;
   BlockedLayout blocked_layout = BlockedLayout::kAuto;
   Winograd winograd = Winograd::kAuto;
+  // Optimization passes not to run, by name (docs/ARCHITECTURE.md, Optimization passes; e.g.
+  // "qkv_projection_merge"), to compare a model with and without one. A name that is not a
+  // pass fails the load.
+  std::vector<std::string> disabled_passes;
   // Upper bound on the elements of any one tensor (declared or computed). Shapes above
   // this are refused before anything is allocated.
   int64_t max_tensor_elements = int64_t{1} << 31;

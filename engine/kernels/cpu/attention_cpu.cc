@@ -1,6 +1,7 @@
 // com.osprey Attention (float32), one (batch, head) pair at a time, with no transposes and no
 // [B, H, Sq, Sk] score tensor. Q [B, Sq, H*D], K and V [B, Sk, H*D] are read in place: head h
-// of row s is the D floats at s * H*D + h * D. Per pair:
+// of row s is the D floats at s * H*D + h * D (with Q, K and V packed in one [B, S, 3*H*D]
+// input, at s * 3*H*D + h * D, K's H*D and V's 2*H*D further on). Per pair:
 //   1. K's head is packed as scale * K^T panels and V's as V panels
 //      (kernels/cpu/attention_tiles.h);
 //   2. per block of query rows (sized so the block's scores stay in L1): scores =
@@ -47,8 +48,8 @@ constexpr int64_t kMinBlockRows = 6;
 Status attention(KernelContext& ctx) {
   ref::AttentionDims d;
   OSPREY_RETURN_IF_ERROR(ref::attention_dims(ctx, &d));
-  const Tensor& q = ctx.input(0);
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, q.shape()));
+  OSPREY_ASSIGN_OR_RETURN(
+      Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, {d.batch, d.q_len, d.hidden()}));
   if (y.numel() == 0) return Status::Ok();
   if (d.kv_len == 0) {  // an empty softmax row weighs nothing
     std::memset(y.raw_data(), 0, y.nbytes());
@@ -62,18 +63,18 @@ Status attention(KernelContext& ctx) {
   // One buffer per thread: K's and V's panels, then a block's scores and 1 / sums (float32);
   // in bf16, pair panels (one 32-bit word per float) and, after the sums, the block's Q rows
   // and e rows as pairs.
-  const int64_t ldq = (D + 1) / 2, lde = (Sk + 1) / 2;
+  const int64_t ldqp = (D + 1) / 2, lde = (Sk + 1) / 2;
   const int64_t k_floats = bf16 ? pair_panel_words(D, Sk) : panel_floats(D, Sk);
   const int64_t v_floats = bf16 ? pair_panel_words(Sk, D) : panel_floats(Sk, D);
-  const int64_t pair_words = bf16 ? block_rows * (ldq + lde) : 0;
+  const int64_t pair_words = bf16 ? block_rows * (ldqp + lde) : 0;
   OSPREY_ASSIGN_OR_RETURN(
       const int64_t work_floats,
       Tensor::checked_numel(DType::kFloat32,
                             {k_floats + v_floats + block_rows * (Sk + 1) + pair_words},
                             ctx.max_elements()));
-  const float* qd = q.data<float>();
-  const float* kd = ctx.input(1).data<float>();
-  const float* vd = ctx.input(2).data<float>();
+  const ref::AttentionRows in = ref::attention_rows(ctx, d);
+  const float *qd = in.q, *kd = in.k, *vd = in.v;
+  const int64_t ldq = in.ldq, ldkv = in.ldkv;
   float* yd = y.data<float>();
   const float* mask = d.has_mask ? ctx.input(3).data<float>() : nullptr;
   // Mask strides over [B, H, Sq, Sk], 0 where the mask broadcasts.
@@ -90,28 +91,28 @@ Status attention(KernelContext& ctx) {
     uint32_t* k_pairs = reinterpret_cast<uint32_t*>(k_panels);
     uint32_t* v_pairs = reinterpret_cast<uint32_t*>(v_panels);
     uint32_t* q_pairs = reinterpret_cast<uint32_t*>(inv_sums + block_rows);
-    uint32_t* e_pairs = q_pairs + block_rows * ldq;
+    uint32_t* e_pairs = q_pairs + block_rows * ldqp;
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / H, h = bh % H;
-      const float* qh = qd + b * Sq * HD + h * D;
-      const float* kh = kd + b * Sk * HD + h * D;
-      const float* vh = vd + b * Sk * HD + h * D;
+      const float* qh = qd + b * Sq * ldq + h * D;
+      const float* kh = kd + b * Sk * ldkv + h * D;
+      const float* vh = vd + b * Sk * ldkv + h * D;
       float* yh = yd + b * Sq * HD + h * D;
       if (bf16) {
-        pack_pairs_bf16(kh, HD, /*transposed=*/true, D, Sk, d.scale, k_pairs);
-        pack_pairs_bf16(vh, HD, /*transposed=*/false, Sk, D, 1.0f, v_pairs);
+        pack_pairs_bf16(kh, ldkv, /*transposed=*/true, D, Sk, d.scale, k_pairs);
+        pack_pairs_bf16(vh, ldkv, /*transposed=*/false, Sk, D, 1.0f, v_pairs);
       } else {
-        pack_panels(kh, HD, /*transposed=*/true, D, Sk, d.scale, k_panels);
-        pack_panels(vh, HD, /*transposed=*/false, Sk, D, 1.0f, v_panels);
+        pack_panels(kh, ldkv, /*transposed=*/true, D, Sk, d.scale, k_panels);
+        pack_panels(vh, ldkv, /*transposed=*/false, Sk, D, 1.0f, v_panels);
       }
       const float* mh = mask ? mask + b * ms_b + h * ms_h : nullptr;
       for (int64_t i0 = 0; i0 < Sq; i0 += block_rows) {
         const int64_t rows = std::min(block_rows, Sq - i0);
         if (bf16) {
-          rows_to_pairs_bf16(qh + i0 * HD, HD, rows, D, q_pairs, ldq);
-          panel_product_bf16(q_pairs, ldq, rows, D, k_pairs, Sk, scores, Sk);
+          rows_to_pairs_bf16(qh + i0 * ldq, ldq, rows, D, q_pairs, ldqp);
+          panel_product_bf16(q_pairs, ldqp, rows, D, k_pairs, Sk, scores, Sk);
         } else {
-          panel_product(isa, qh + i0 * HD, HD, rows, D, k_panels, Sk, scores, Sk);
+          panel_product(isa, qh + i0 * ldq, ldq, rows, D, k_panels, Sk, scores, Sk);
         }
         softmax_rows(isa, scores, rows, Sk, mh ? mh + i0 * ms_q : nullptr, ms_q, ms_k, inv_sums);
         if (bf16) {
