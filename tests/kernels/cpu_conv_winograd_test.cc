@@ -9,6 +9,7 @@
 
 #include "cpu_test_harness.h"
 #include "kernels/cpu/conv_dnnl.h"
+#include "kernels/cpu/conv_winograd_choice.h"
 #include "kernels/cpu/dnnl_common.h"
 
 namespace osprey::testing {
@@ -36,7 +37,9 @@ struct Case {
   Attrs attrs;
   bool bias, residual;
   // Whether the node should take the Winograd path where oneDNN offers one: 1 yes, 0 no,
-  // -1 as oneDNN decides (its Winograd kernels take no post-op but ReLU and the residual sum).
+  // -1 as oneDNN decides (its Winograd kernels take no post-op but ReLU and the residual sum)
+  // or, for winograd = 1 on an eligible shape, as the timing at its first build decides
+  // (AutoTakesWhatMeasuredFasterOncePerShape).
   int winograd;
 };
 
@@ -50,9 +53,9 @@ std::vector<Case> cases() {
   const Attrs relu = {{"pads", ints_attr({1, 1, 1, 1})}, {"activation", string_attr("Relu")}};
   return {
       {"nhwc_64_to_64_14x14_bias_relu_residual", "FusedConv", true, {1, 14, 14, 64},
-       {64, 64, 3, 3}, with(relu, 1, true), true, true, 1},
+       {64, 64, 3, 3}, with(relu, 1, true), true, true, -1},
       {"nhwc_70_to_72_odd_13x17_relu_batch2", "FusedConv", true, {2, 13, 17, 70},
-       {72, 70, 3, 3}, with(relu, 1, true), false, false, 1},
+       {72, 70, 3, 3}, with(relu, 1, true), false, false, -1},
       {"nhwc_asymmetric_pads_clip", "FusedConv", true, {1, 11, 10, 64}, {64, 64, 3, 3},
        with({{"pads", ints_attr({1, 0, 0, 1})},
              {"activation", string_attr("Clip")},
@@ -60,7 +63,7 @@ std::vector<Case> cases() {
             2, true),
        true, true, -1},
       {"nchw_conv_64_to_80_16x18_no_pads", "Conv", false, {1, 64, 16, 18}, {80, 64, 3, 3},
-       with({}, 1, false), true, false, 1},
+       with({}, 1, false), true, false, -1},
       {"nhwc_16_to_24_on_forces_it", "FusedConv", true, {1, 9, 9, 16}, {24, 16, 3, 3},
        with(relu, 2, true), true, false, 1},
       {"nhwc_16_to_24_auto_stays_direct", "FusedConv", true, {1, 9, 9, 16}, {24, 16, 3, 3},
@@ -108,6 +111,35 @@ TEST(CpuConvWinograd, MatchesReferenceAndTakesThePathWhereOffered) {
       if (c.winograd >= 0) EXPECT_EQ(built, c.winograd == 1 && offered ? 1 : 0);
       expect_close(*got, *want);
     }
+  }
+}
+
+// winograd = 1 on an eligible shape with constant weights: the first node of the shape times
+// Winograd against the direct primitive and takes the faster; a second node of the same shape
+// (other weights) takes the same path without timing again. Either path matches the reference.
+TEST(CpuConvWinograd, AutoTakesWhatMeasuredFasterOncePerShape) {
+  const bool offered = winograd_offered();
+  const Attrs attrs = with({{"pads", ints_attr({1, 1, 1, 1})}, {"activation", string_attr("Relu")}},
+                           1, true);
+  const Tensor x = random_tensor({1, 20, 18, 96}, 11), b = random_tensor({96}, 12);
+  int64_t first_built = -1;
+  for (int node = 0; node < 2; ++node) {
+    SCOPED_TRACE(node);
+    const Tensor w = random_tensor({96, 96, 3, 3}, 13 + node);
+    NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
+    auto want = ref.run({x, w, b});
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
+    const int64_t trials = cpu::winograd_trials_run(), built = cpu::winograd_convolutions_built();
+    auto got = fast.run({x, w, b});
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    expect_close(*got, *want);
+    const int64_t timed = cpu::winograd_trials_run() - trials;
+    const int64_t took = cpu::winograd_convolutions_built() - built;
+    EXPECT_EQ(timed, offered && node == 0 ? 1 : 0);
+    EXPECT_LE(took, offered ? 1 : 0);
+    if (node == 0) first_built = took;
+    else EXPECT_EQ(took, first_built) << "the second node of the shape chose differently";
   }
 }
 

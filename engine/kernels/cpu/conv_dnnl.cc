@@ -22,8 +22,9 @@
 // convolutions with stride 1, dilation 1 and one group) the primitive is oneDNN's Winograd
 // one, in its own blocked layout (a channels-last source and destination are reordered around
 // it), where oneDNN offers one and, for 1, where both channel counts are at least
-// kWinogradMinChannels and the output has kWinogradMinPixels (conv_dnnl.h); otherwise the
-// direct one.
+// kWinogradMinChannels, the output has kWinogradMinPixels (conv_dnnl.h) and, with constant
+// weights, it measured faster than the direct one on this CPU (conv_winograd_choice.h);
+// otherwise the direct one.
 #include "kernels/cpu/conv_dnnl.h"
 
 #include <atomic>
@@ -33,6 +34,7 @@
 #include "kernels/cpu/conv_depthwise.h"
 #include "kernels/cpu/conv_taps.h"
 #include "kernels/cpu/conv_tiles.h"
+#include "kernels/cpu/conv_winograd_choice.h"
 #include "kernels/cpu/dnnl_common.h"
 #include "kernels/reference/nn_util.h"
 
@@ -330,8 +332,21 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   // layout from plain layouts): once the plain weights are gone, a new shape runs directly.
   const bool plain_w = !packable || !st.weights_released || st.plain_held.defined();
   if (plain_w && winograd_wanted(st, win, group, C, M)) wino = winograd_pd(has_bias, e->bias_md, src_dims, w_dims, dst_dims, win, attr);
+  std::optional<dnnl::convolution_forward::primitive_desc> direct;
+  // "auto" with constant weights: Winograd only where it measured faster on this CPU.
+  if (wino && st.winograd == 1 && packable) {
+    direct.emplace(desc, attr, dnnl_engine());
+    ConvTrialIo io{e->src_plain, e->dst_plain, e->w_plain, e->bias_md,
+                   st.weights_released ? st.plain_held.raw_data() : st.weights.raw_data(), has_bias};
+    std::vector<int64_t> key = {threads, cl, blk, has_bias, has_z, !st.act.name.empty(), -1};
+    key.insert(key.end(), src_dims.begin(), src_dims.end());
+    key.insert(key.end(), dst_dims.begin(), dst_dims.end());
+    key.insert(key.end(), pad_l.begin(), pad_l.end());
+    key.insert(key.end(), pad_r.begin(), pad_r.end());
+    if (!winograd_measured_faster(*wino, *direct, io, key)) wino.reset();
+  }
   dnnl::convolution_forward::primitive_desc pd =
-      wino ? *wino : dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_engine());
+      wino ? *wino : direct ? *direct : dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_engine());
   // The tile and tap forms need only the direct primitive's name: decide before compiling it.
   const bool forms_apply = !wino && packable && (cl || blk) && group == 1 && !st.bf16 && win.nd == 2 &&
                        shape_numel(win.kernel) > 1;

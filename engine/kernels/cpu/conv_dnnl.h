@@ -12,7 +12,8 @@ namespace osprey::cpu {
 inline constexpr int64_t kWinogradMinChannels = 64;
 // ... and only when its output has at least this many pixels (14x14): at 7x7 (ResNet50's layer
 // 4) Winograd saved under 10% of the time while its weights take 16/9 the memory of the plain
-// ones (32 MB more for ResNet50's two stride-1 layer-4 convolutions).
+// ones (32 MB more for ResNet50's two stride-1 layer-4 convolutions). Past both, a node with
+// constant weights still runs Winograd only where it measured faster (conv_winograd_choice.h).
 inline constexpr int64_t kWinogradMinPixels = 14 * 14;
 
 // Convolution primitives built with oneDNN's Winograd algorithm since the process started
