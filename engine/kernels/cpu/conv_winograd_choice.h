@@ -21,7 +21,7 @@ struct ConvTrialIo {
 
 // Why: the Winograd kernels' gain depends on the core, not only the shape. On an Intel Xeon
 // (Ice Lake, two FMA ports) ResNet50's 256-channel 14x14 layers ran 2.5 ms with oneDNN's
-// F(2x2, 3x3) Winograd against 2.0 ms direct, while on AMD Zen 4 they gained 17%; the 64- and
+// F(2x2, 3x3) Winograd against 2.0 ms direct, while on AMD Zen 5 they gained 17%; the 64- and
 // 128-channel layers gained on both. So: each candidate runs as the run path runs it (the
 // Winograd one with its source and destination reorders), on zeros, one warm-up and then
 // kRounds alternating runs, and Winograd is taken when its fastest run beats the direct one's
