@@ -1,5 +1,6 @@
 #include "passes/pass_manager.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "passes/compute_precision.h"
@@ -83,10 +84,27 @@ std::vector<std::string> names_of(const ir::Graph& g, const std::vector<int>& id
   for (int id : ids) out.push_back(g.values[static_cast<size_t>(id)].name);
   return out;
 }
+
+// Every disabled name is a pass of the pipeline; the error lists them (each once, in order).
+Status check_disabled(const std::vector<std::unique_ptr<Pass>>& passes,
+                      const std::vector<std::string>& disabled) {
+  std::vector<std::string> names;
+  for (const auto& p : passes)
+    if (std::find(names.begin(), names.end(), p->name()) == names.end()) names.push_back(p->name());
+  for (const auto& d : disabled) {
+    if (std::find(names.begin(), names.end(), d) != names.end()) continue;
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    return invalid_argument("disabled pass '", d, "' is not an optimization pass; the passes are: ",
+                            list);
+  }
+  return Status::Ok();
+}
 }  // namespace
 
 Status PassManager::run(ir::Graph& g) {
   records_.clear();
+  OSPREY_RETURN_IF_ERROR(check_disabled(passes_, options_.disabled));
   if (options_.level <= 0) return Status::Ok();
   const auto inputs = names_of(g, g.inputs);
   const auto outputs = names_of(g, g.outputs);
@@ -96,9 +114,9 @@ Status PassManager::run(ir::Graph& g) {
   ctx.blocked_layout = options_.blocked_layout;
   for (auto& pass : passes_) {
     if (pass->level() > options_.level) continue;
-    bool disabled = false;
-    for (const auto& d : options_.disabled) disabled = disabled || d == pass->name();
-    if (disabled) continue;
+    if (std::find(options_.disabled.begin(), options_.disabled.end(), pass->name()) !=
+        options_.disabled.end())
+      continue;
     PassRecord rec;
     rec.name = pass->name();
     rec.nodes_before = static_cast<int64_t>(g.nodes.size());
@@ -132,20 +150,6 @@ Status PassManager::run(ir::Graph& g) {
 
 Status optimize(ir::Graph& g, const SessionOptions& options, OptimizationMarks* marks) {
   auto pm = PassManager::with_default_passes(PassManagerOptions::from_session(options));
-  for (const auto& d : options.disabled_passes) {
-    std::string names;
-    bool known = false;
-    for (const auto& p : pm.passes()) {
-      known = known || d == p->name();
-      if (names.find(std::string(" ") + p->name() + ",") == std::string::npos)
-        names += std::string(" ") + p->name() + ",";
-    }
-    if (!known) {
-      names.pop_back();
-      return invalid_argument("disabled pass '", d, "' is not an optimization pass; the passes are:",
-                              names);
-    }
-  }
   OSPREY_RETURN_IF_ERROR(pm.run(g));
   OSPREY_ASSIGN_OR_RETURN(const int bf16, apply_precision(g, options.precision, options.optimization_level));
   const int winograd = apply_winograd(g, options.winograd, options.optimization_level);
