@@ -31,7 +31,8 @@ struct PassManagerOptions {
   // Called with (pass name, "before" | "after", dump_graph() text) around each pass that runs.
   std::function<void(const std::string& pass, const std::string& stage, const std::string& dump)>
       dump;
-  // Names of passes not to run, even when their level is enabled.
+  // Names of passes not to run, even when their level is enabled. A name that is no pass of
+  // the pipeline makes run() fail (kInvalidArgument, listing the passes), at any level.
   std::vector<std::string> disabled;
   // Handed to the passes (PassContext::blocked_layout).
   BlockedLayout blocked_layout = BlockedLayout::kAuto;
