@@ -1,0 +1,45 @@
+"""tools/bench/profile_vs_ort.py on a zoo model: the node-by-node comparison pairs every
+convolution and product of MobileNetV2 with onnxruntime's, in order, with real timings."""
+
+import json
+import subprocess
+import sys
+
+from conftest import REPO
+
+TOOL = REPO / "tools" / "bench" / "profile_vs_ort.py"
+
+
+def run_tool(tmp_path, zoo_dir, osprey_bin, *extra):
+    out = tmp_path / "profile.json"
+    cmd = [sys.executable, str(TOOL), "mobilenetv2", "--rounds", "2", "--warmup", "1",
+           "--iterations", "2", "--zoo", str(zoo_dir), "--osprey", str(osprey_bin),
+           "--json", str(out), *extra]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    return done, out
+
+
+def test_pairs_every_convolution_in_order(tmp_path, zoo_dir, osprey_bin):
+    done, out = run_tool(tmp_path, zoo_dir, osprey_bin, "--group", r"/(features\.\d+)/")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    pairs = report["pairs"]
+    # MobileNetV2: 52 convolutions and the classifier's product, on both sides.
+    assert len(pairs) == 53, [p["osprey"] for p in pairs]
+    assert all(p["osprey_ms"] > 0 and p["onnxruntime_ms"] > 0 for p in pairs)
+    assert pairs[0]["osprey"].startswith("/features/features.0/")
+    assert "classifier" in pairs[-1]["osprey"] and "classifier" in pairs[-1]["onnxruntime"]
+    assert len(report["round_ratios"]) == 2 and all(r > 0 for r in report["round_ratios"])
+    assert "com.osprey.FusedConv" in report["osprey_by_op_type"]
+    assert "Conv" in report["onnxruntime_by_op_type"]
+    groups = report["groups"]
+    assert "features.1" in groups and sum(g["nodes"] for g in groups.values()) == 53
+    assert "| Osprey node |" in done.stdout
+
+
+def test_bad_arguments_are_named(tmp_path, zoo_dir, osprey_bin):
+    done, _ = run_tool(tmp_path, zoo_dir, osprey_bin, "--rounds", "0")
+    assert done.returncode == 2 and "--rounds" in done.stderr
+    done = subprocess.run([sys.executable, str(TOOL), "no_such_model", "--zoo", str(zoo_dir)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "no model" in done.stderr
