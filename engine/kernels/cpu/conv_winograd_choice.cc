@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cpuid.h>
 #include <immintrin.h>
 #include <cstring>
 #include <limits>
@@ -32,6 +33,29 @@ Buffer zeroed(size_t bytes) {
   Buffer b(std::max<size_t>(bytes, 64));
   std::memset(b.data(), 0, std::max<size_t>(bytes, 64));
   return b;
+}
+
+bool has_clflushopt() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 23)) != 0;
+}
+
+__attribute__((target("clflushopt"))) void flush_lines_opt(const char* p, size_t bytes) {
+  for (size_t i = 0; i < bytes; i += 64) _mm_clflushopt(const_cast<char*>(p + i));
+}
+
+// Evicts [data, data + bytes) from every cache level. clflushopt where the CPU has it: it
+// does not wait for each line as clflush does (9.4 MiB of Winograd weights took ~9 ms a
+// flush with clflush on an Ice Lake server).
+void flush_lines(const void* data, size_t bytes) {
+  static const bool opt = has_clflushopt();
+  const char* p = static_cast<const char*>(data);
+  if (opt) {
+    flush_lines_opt(p, bytes);
+  } else {
+    for (size_t i = 0; i < bytes; i += 64) _mm_clflush(p + i);
+  }
+  _mm_mfence();
 }
 
 // One candidate: its primitive, the reorders the run path would add, and its buffers.
@@ -65,9 +89,7 @@ class Trial {
   // In a model each layer's weights come from memory (ResNet50's do not fit the caches), so
   // each timed run starts with them flushed from the caches.
   double seconds() {
-    const char* w = static_cast<const char*>(w_buf_.data());
-    for (size_t i = 0; i < w_bytes_; i += 64) _mm_clflush(w + i);
-    _mm_mfence();
+    flush_lines(w_buf_.data(), w_bytes_);
     const auto t0 = std::chrono::steady_clock::now();
     ExecArgs args;
     if (src_reorder_) {
@@ -107,10 +129,8 @@ bool winograd_measured_faster(const dnnl::convolution_forward::primitive_desc& w
   const Buffer src = zeroed(io.src_plain.get_size()), dst = zeroed(io.dst_plain.get_size()),
                bias = zeroed(io.has_bias ? io.bias_md.get_size() : 0);
   Trial w(winograd, io, src, dst, bias), d(direct, io, src, dst, bias);
-  for (int r = 0; r < 2; ++r) {  // first touches of the buffers, the kernels' first runs
-    w.seconds();
-    d.seconds();
-  }
+  w.seconds();  // first touches of the buffers, the kernels' first runs
+  d.seconds();
   double best_w = std::numeric_limits<double>::max(), best_d = best_w;
   for (int r = 0; r < kWinogradTrialRounds; ++r) {
     best_w = std::min(best_w, w.seconds());
