@@ -7,7 +7,9 @@ onnxruntime run in this process (graph optimizations ALL, intra-op threads = N),
 the same warmup and iteration count. Reports the median over rounds of each side's p50 and
 the ratio Osprey / onnxruntime, and the median and range of the per-round ratios (each pairs
 two runs made back to back, so it cancels drift in the machine's speed better than the ratio
-of medians does on a noisy machine). Batch 1. `--precision fast` runs Osprey in its bf16 fast mode
+of medians does on a noisy machine). Batch 1, or `--batch N`: the case's item repeated N times
+along the first dimension (the ratio of p50s is then the inverse of the throughput ratio: below
+1.0x, Osprey serves more items per second). `--precision fast` runs Osprey in its bf16 fast mode
 (onnxruntime stays float32: the issue's fast-mode target is a ratio to ORT's float32 p50).
 
 `--peer openvino` pairs Osprey with OpenVINO's CPU plugin instead, at the same precision
@@ -17,6 +19,7 @@ plugin holds is printed).
 
     .venv/bin/python tools/bench/compare_ort.py --models mobilenetv2 resnet50 --threads 1 2
     .venv/bin/python tools/bench/compare_ort.py --peer openvino --precision fast --models resnet50
+    .venv/bin/python tools/bench/compare_ort.py --batch 8 --threads 1 --models resnet50
 """
 
 import argparse
@@ -127,9 +130,13 @@ def main():
                     help="Osprey's precision mode (onnxruntime always runs float32; openvino "
                          "runs the same precision)")
     ap.add_argument("--peer", choices=sorted(PEERS), default="onnxruntime")
+    ap.add_argument("--batch", type=int, default=1,
+                    help="items per call: the batch-1 case repeated along the first dimension")
     ap.add_argument("--osprey-arg", action="append", default=[],
                     help="one more `osprey bench` argument (repeatable), e.g. --osprey-arg=--blocked-layout=off")
     args = ap.parse_args()
+    if args.batch < 1:
+        ap.error("--batch must be at least 1")
     extra = f" {' '.join(args.osprey_arg)}" if args.osprey_arg else ""
     if args.peer == "openvino":
         import openvino as ov
@@ -144,6 +151,11 @@ def main():
     for model in args.models:
         path = Path(args.zoo) / f"{model}.onnx"
         case, feeds = pick_case(model)
+        if args.batch > 1:
+            if any(v.ndim == 0 or v.shape[0] != 1 for v in feeds.values()):
+                sys.exit(f"--batch: {model}'s case {case} is not batch 1")
+            feeds = {k: np.concatenate([v] * args.batch, axis=0) for k, v in feeds.items()}
+            case = f"{case} x{args.batch}"
         inputs = save_inputs(tmp, model, feeds)
         for threads in args.threads:
             a, b, notes = [], [], set()
