@@ -1,5 +1,6 @@
 """tools/bench/profile_vs_ort.py on a zoo model: the node-by-node comparison pairs every
-convolution and product of MobileNetV2 with onnxruntime's, in order, with real timings."""
+convolution and product of MobileNetV2 with onnxruntime's (and OpenVINO's), in order, with real
+timings."""
 
 import json
 import subprocess
@@ -26,15 +27,30 @@ def test_pairs_every_convolution_in_order(tmp_path, zoo_dir, osprey_bin):
     pairs = report["pairs"]
     # MobileNetV2: 52 convolutions and the classifier's product, on both sides.
     assert len(pairs) == 53, [p["osprey"] for p in pairs]
-    assert all(p["osprey_ms"] > 0 and p["onnxruntime_ms"] > 0 for p in pairs)
+    assert all(p["osprey_ms"] > 0 and p["peer_ms"] > 0 for p in pairs)
     assert pairs[0]["osprey"].startswith("/features/features.0/")
-    assert "classifier" in pairs[-1]["osprey"] and "classifier" in pairs[-1]["onnxruntime"]
+    assert "classifier" in pairs[-1]["osprey"] and "classifier" in pairs[-1]["peer"]
+    assert report["peer"] == "onnxruntime"
     assert len(report["round_ratios"]) == 2 and all(r > 0 for r in report["round_ratios"])
     assert "com.osprey.FusedConv" in report["osprey_by_op_type"]
-    assert "Conv" in report["onnxruntime_by_op_type"]
+    assert "Conv" in report["peer_by_op_type"]
     groups = report["groups"]
     assert "features.1" in groups and sum(g["nodes"] for g in groups.values()) == 53
     assert "| Osprey node |" in done.stdout
+
+
+def test_pairs_with_openvino(tmp_path, zoo_dir, osprey_bin):
+    done, out = run_tool(tmp_path, zoo_dir, osprey_bin, "--peer", "openvino")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    assert report["peer"] == "openvino"
+    pairs = report["pairs"]
+    assert len(pairs) == 53, [p["peer"] for p in pairs]
+    # OpenVINO keeps the ONNX node names: each pair is the same layer on both sides.
+    assert pairs[0]["peer"].startswith("/features/features.0/features.0.0/Conv")
+    assert all(p["osprey"].split("/")[2] == p["peer"].split("/")[2] for p in pairs[:-1])
+    assert all(p["peer_ms"] > 0 for p in pairs)
+    assert "GroupConvolution" in report["peer_by_op_type"]
 
 
 def test_bad_arguments_are_named(tmp_path, zoo_dir, osprey_bin):

@@ -1,4 +1,4 @@
-"""Where the time goes, Osprey against onnxruntime, node by node, interleaved.
+"""Where the time goes, Osprey against onnxruntime (or OpenVINO), node by node, interleaved.
 
 For one zoo model and thread count, rounds alternate A B A B: one `osprey bench --json
 --profile` run (its own process) and one profiled onnxruntime session in this process (graph
@@ -13,9 +13,15 @@ takes the Q/K/V products into itself, for one), only the op-type totals are show
 are taken with the profilers on (Osprey's times each node, onnxruntime's writes events): use
 compare_ort.py for the latency figures themselves.
 
+`--peer openvino` profiles OpenVINO's CPU plugin instead (compare_ort.py's settings: LATENCY
+hint, one stream, the same threads, f32; `enable_profiling` on, each timed run's per-node
+real times), pairing its executed Convolution, GroupConvolution, FullyConnected and MatMul
+nodes with Osprey's.
+
     .venv/bin/python tools/bench/profile_vs_ort.py efficientnet_lite0 --threads 1 --rounds 5 \\
         --group '_(expand|depthwise|project)_conv'
     .venv/bin/python tools/bench/profile_vs_ort.py resnet50 --group '(layer\\d)/.*/(conv\\d|downsample)'
+    .venv/bin/python tools/bench/profile_vs_ort.py efficientnet_lite0 --peer openvino
 """
 
 import argparse
@@ -35,7 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import compare_ort  # noqa: E402
 
 REPO = compare_ort.REPO
-# onnxruntime's op types that are a convolution or a product (after its fusions).
+# The peers' op types that are a convolution or a product (after their fusions).
+OPENVINO_COMPUTE = {"Convolution", "GroupConvolution", "FullyConnected", "MatMul", "Deconvolution"}
 ORT_COMPUTE = {"Conv", "FusedConv", "NhwcFusedConv", "Gemm", "FusedGemm", "MatMul", "FusedMatMul",
                "MatMulNBits", "QLinearConv", "MatMulInteger", "DynamicQuantizeMatMul"}
 
@@ -76,10 +83,44 @@ def ort_round(args, path, feeds, tmp):
     return p50, [(n, op[n], statistics.median(runs[n][-args.iterations:])) for n in order]
 
 
+def openvino_round(args, path, feeds, tmp):
+    import openvino as ov
+    import openvino.properties as props
+    import openvino.properties.hint as hints
+
+    model = ov.convert_model(str(path))
+    model.reshape({k: list(v.shape) for k, v in feeds.items()})
+    config = {
+        hints.performance_mode: hints.PerformanceMode.LATENCY,
+        props.num_streams: 1,
+        props.inference_num_threads: args.threads,
+        hints.inference_precision: ov.Type.f32,
+        props.enable_profiling: True,
+    }
+    request = ov.Core().compile_model(model, "CPU", config).create_infer_request()
+    runs, order, op = collections.defaultdict(list), [], {}
+
+    def infer():
+        request.infer(feeds, share_inputs=True, share_outputs=False)
+        for info in request.profiling_info:
+            if str(info.status).endswith("EXECUTED"):
+                if info.node_name not in op:
+                    order.append(info.node_name)
+                    op[info.node_name] = info.node_type
+                runs[info.node_name].append(info.real_time.total_seconds() * 1e3)
+
+    p50 = compare_ort.timed_p50(infer, args.warmup, args.iterations)
+    return p50, [(n, op[n], statistics.median(runs[n][-args.iterations:])) for n in order]
+
+
+PEERS = {"onnxruntime": (ort_round, ORT_COMPUTE), "openvino": (openvino_round, OPENVINO_COMPUTE)}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model", help="a zoo model's name (models/NAME.onnx)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--peer", choices=sorted(PEERS), default="onnxruntime")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iterations", type=int, default=20)
@@ -97,20 +138,26 @@ def main():
     if not path.exists():
         ap.error(f"no model {path}")
     case, feeds = compare_ort.pick_case(args.model)
+    peer_round, peer_compute = PEERS[args.peer]
+    if args.peer == "openvino":
+        import openvino as ov
+        peer_version = f"openvino {ov.get_version().split('-')[0]} (f32)"
+    else:
+        peer_version = f"onnxruntime {ort.__version__}"
     osp, peer = [], []
     with tempfile.TemporaryDirectory() as tmp:
         inputs = compare_ort.save_inputs(Path(tmp), args.model, feeds)
         for r in range(args.rounds):
             osp.append(osprey_round(args, path, inputs))
-            peer.append(ort_round(args, path, feeds, tmp))
-            print(f"round {r + 1}: Osprey p50 {osp[-1][0]:.3f} ms, onnxruntime p50 {peer[-1][0]:.3f} ms",
+            peer.append(peer_round(args, path, feeds, tmp))
+            print(f"round {r + 1}: Osprey p50 {osp[-1][0]:.3f} ms, {args.peer} p50 {peer[-1][0]:.3f} ms",
                   file=sys.stderr)
 
     med = statistics.median
     ratios = [a[0] / b[0] for a, b in zip(osp, peer)]
-    print(f"{args.model} {case}, {args.threads} thread(s), onnxruntime {ort.__version__}; "
+    print(f"{args.model} {case}, {args.threads} thread(s), {peer_version}; "
           f"{args.rounds} rounds x (warmup {args.warmup}, iterations {args.iterations})")
-    print(f"p50: Osprey {med(a[0] for a in osp):.3f} ms, onnxruntime {med(b[0] for b in peer):.3f} ms; "
+    print(f"p50: Osprey {med(a[0] for a in osp):.3f} ms, {args.peer} {med(b[0] for b in peer):.3f} ms; "
           f"per-round ratio median {med(ratios):.3f}x [{min(ratios):.3f}-{max(ratios):.3f}]\n")
 
     def by_type(rounds):
@@ -123,20 +170,20 @@ def main():
                 totals[op].append(ms)
         return sorted(((op, med(v)) for op, v in totals.items()), key=lambda x: -x[1])
 
-    report = {"model": args.model, "case": case, "threads": args.threads,
-              "osprey_p50_ms": med(a[0] for a in osp), "onnxruntime_p50_ms": med(b[0] for b in peer),
+    report = {"model": args.model, "case": case, "threads": args.threads, "peer": args.peer,
+              "osprey_p50_ms": med(a[0] for a in osp), "peer_p50_ms": med(b[0] for b in peer),
               "round_ratios": ratios, "pairs": [], "groups": {}}
-    for label, rounds in (("Osprey", osp), ("onnxruntime", peer)):
+    for label, key, rounds in (("Osprey", "osprey", osp), (args.peer, "peer", peer)):
         print(f"| {label} op type | ms/run |\n| --- | --- |")
         for op, ms in by_type(rounds):
             print(f"| {op} | {ms:.3f} |")
         print()
-        report[f"{label.lower()}_by_op_type"] = dict(by_type(rounds))
+        report[f"{key}_by_op_type"] = dict(by_type(rounds))
 
     o_nodes = [[n for n in nodes if is_osprey_compute(n[1])] for _, nodes in osp]
-    p_nodes = [[n for n in nodes if n[1] in ORT_COMPUTE] for _, nodes in peer]
+    p_nodes = [[n for n in nodes if n[1] in peer_compute] for _, nodes in peer]
     if len(o_nodes[0]) != len(p_nodes[0]):
-        print(f"Not paired: Osprey runs {len(o_nodes[0])} convolutions and products, onnxruntime "
+        print(f"Not paired: Osprey runs {len(o_nodes[0])} convolutions and products, {args.peer} "
               f"{len(p_nodes[0])} (their fusions differ).")
     else:
         pairs = []
@@ -145,12 +192,12 @@ def main():
             p_ms = med(r[i][2] for r in p_nodes)
             pairs.append((o_nodes[0][i][0], o_ms, p_ms, p_nodes[0][i][0]))
         shown = sorted(pairs, key=lambda p: p[2] - p[1])[: args.top] if args.top else pairs
-        print("| Osprey node | Osprey ms | onnxruntime ms | ratio | onnxruntime node |\n| --- | --- | --- | --- | --- |")
+        print(f"| Osprey node | Osprey ms | {args.peer} ms | ratio | {args.peer} node |\n| --- | --- | --- | --- | --- |")
         for o, o_ms, p_ms, p in shown:
             print(f"| {o} | {o_ms:.3f} | {p_ms:.3f} | {o_ms / p_ms:.2f} | {p} |")
         o_sum, p_sum = sum(p[1] for p in pairs), sum(p[2] for p in pairs)
         print(f"| all {len(pairs)} | {o_sum:.3f} | {p_sum:.3f} | {o_sum / p_sum:.2f} | |\n")
-        report["pairs"] = [{"osprey": o, "osprey_ms": a, "onnxruntime_ms": b, "onnxruntime": p}
+        report["pairs"] = [{"osprey": o, "osprey_ms": a, "peer_ms": b, "peer": p}
                            for o, a, b, p in pairs]
         if args.group:
             groups = collections.defaultdict(lambda: [0.0, 0.0, 0])
@@ -160,10 +207,10 @@ def main():
                 groups[key][0] += o_ms
                 groups[key][1] += p_ms
                 groups[key][2] += 1
-            print("| group | nodes | Osprey ms | onnxruntime ms | ratio |\n| --- | --- | --- | --- | --- |")
+            print(f"| group | nodes | Osprey ms | {args.peer} ms | ratio |\n| --- | --- | --- | --- | --- |")
             for key, (a, b, n) in sorted(groups.items()):
                 print(f"| {key} | {n} | {a:.3f} | {b:.3f} | {a / b:.2f} |")
-            report["groups"] = {k: {"nodes": n, "osprey_ms": a, "onnxruntime_ms": b}
+            report["groups"] = {k: {"nodes": n, "osprey_ms": a, "peer_ms": b}
                                 for k, (a, b, n) in groups.items()}
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(report, indent=1))
