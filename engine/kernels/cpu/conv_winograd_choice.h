@@ -29,7 +29,7 @@ struct ConvTrialIo {
 // direct one's by kWinogradMargin (its weights are larger, and the plain ones are kept beside
 // them). `key` names the shape (and thread count); the answer is kept for the process, so the
 // other layers of that shape, and other sessions, are not timed again. The timing is part of
-// the session's load: ResNet50's three shapes take about 130 ms of it on an Ice Lake server.
+// the session's load: ResNet50's three shapes took about 100-150 ms of it on an Ice Lake server.
 bool winograd_measured_faster(const dnnl::convolution_forward::primitive_desc& winograd,
                               const dnnl::convolution_forward::primitive_desc& direct,
                               const ConvTrialIo& io, const std::vector<int64_t>& key);
