@@ -76,16 +76,27 @@ def timed_p50(call, warmup, iters):
 
 
 # Each peer returns its p50 and a note on what it ran ("" when nothing to say).
-def ort_p50(path, feeds, threads, warmup, iters, precision):
+def ort_session(path, threads, profile_prefix=None):
+    """onnxruntime as the comparisons run it: graph optimizations ALL, N intra-op threads; with
+    profiling on when profile_prefix is given."""
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    if profile_prefix:
+        so.enable_profiling = True
+        so.profile_file_prefix = str(profile_prefix)
+    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+
+
+def ort_p50(path, feeds, threads, warmup, iters, precision):
+    sess = ort_session(path, threads)
     return timed_p50(lambda: sess.run(None, feeds), warmup, iters), ""
 
 
-def openvino_p50(path, feeds, threads, warmup, iters, precision):
+def openvino_compiled(path, feeds, threads, precision, profiling=False):
+    """OpenVINO's CPU plugin as the comparisons run it: the inputs' shapes, LATENCY hint, one
+    stream, N threads, bf16 for fast and f32 for exact; per-node profiling when asked."""
     import openvino as ov
     import openvino.properties as props
     import openvino.properties.hint as hints
@@ -98,7 +109,13 @@ def openvino_p50(path, feeds, threads, warmup, iters, precision):
         props.inference_num_threads: threads,
         hints.inference_precision: ov.Type.bf16 if precision == "fast" else ov.Type.f32,
     }
-    compiled = ov.Core().compile_model(model, "CPU", config)
+    if profiling:
+        config[props.enable_profiling] = True
+    return ov.Core().compile_model(model, "CPU", config)
+
+
+def openvino_p50(path, feeds, threads, warmup, iters, precision):
+    compiled = openvino_compiled(path, feeds, threads, precision)
     held = compiled.get_property("INFERENCE_PRECISION_HINT")
     held = held.get_type_name() if hasattr(held, "get_type_name") else str(held)
     request = compiled.create_infer_request()

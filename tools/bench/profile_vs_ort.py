@@ -32,7 +32,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import onnxruntime as ort
@@ -52,6 +51,11 @@ def is_osprey_compute(op_type):
                                       "QLinearConv", "MatMulInteger", "MatMulIntegerToFloat"}
 
 
+def ratio(a, b):
+    """a / b to two places, or "-" where the peer timed a node at 0 ms."""
+    return f"{a / b:.2f}" if b > 0 else "-"
+
+
 def osprey_round(args, path, inputs):
     cmd = [args.osprey, "bench", str(path), "--json", "--profile", "--profile-top", "0",
            "--threads", str(args.threads), "--warmup", str(args.warmup),
@@ -62,13 +66,7 @@ def osprey_round(args, path, inputs):
 
 
 def ort_round(args, path, feeds, tmp):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = args.threads
-    so.inter_op_num_threads = 1
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    so.enable_profiling = True
-    so.profile_file_prefix = str(Path(tmp) / "ort_profile")
-    sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    sess = compare_ort.ort_session(path, args.threads, profile_prefix=Path(tmp) / "ort_profile")
     p50 = compare_ort.timed_p50(lambda: sess.run(None, feeds), args.warmup, args.iterations)
     events = json.loads(Path(sess.end_profiling()).read_text())
     # Per node: its durations (the warmup's first, then the timed runs') and first start.
@@ -84,20 +82,8 @@ def ort_round(args, path, feeds, tmp):
 
 
 def openvino_round(args, path, feeds, tmp):
-    import openvino as ov
-    import openvino.properties as props
-    import openvino.properties.hint as hints
-
-    model = ov.convert_model(str(path))
-    model.reshape({k: list(v.shape) for k, v in feeds.items()})
-    config = {
-        hints.performance_mode: hints.PerformanceMode.LATENCY,
-        props.num_streams: 1,
-        props.inference_num_threads: args.threads,
-        hints.inference_precision: ov.Type.f32,
-        props.enable_profiling: True,
-    }
-    request = ov.Core().compile_model(model, "CPU", config).create_infer_request()
+    compiled = compare_ort.openvino_compiled(path, feeds, args.threads, "exact", profiling=True)
+    request = compiled.create_infer_request()
     runs, order, op = collections.defaultdict(list), [], {}
 
     def infer():
@@ -174,11 +160,12 @@ def main():
               "osprey_p50_ms": med(a[0] for a in osp), "peer_p50_ms": med(b[0] for b in peer),
               "round_ratios": ratios, "pairs": [], "groups": {}}
     for label, key, rounds in (("Osprey", "osprey", osp), (args.peer, "peer", peer)):
+        totals = by_type(rounds)
         print(f"| {label} op type | ms/run |\n| --- | --- |")
-        for op, ms in by_type(rounds):
+        for op, ms in totals:
             print(f"| {op} | {ms:.3f} |")
         print()
-        report[f"{key}_by_op_type"] = dict(by_type(rounds))
+        report[f"{key}_by_op_type"] = dict(totals)
 
     o_nodes = [[n for n in nodes if is_osprey_compute(n[1])] for _, nodes in osp]
     p_nodes = [[n for n in nodes if n[1] in peer_compute] for _, nodes in peer]
@@ -194,9 +181,9 @@ def main():
         shown = sorted(pairs, key=lambda p: p[2] - p[1])[: args.top] if args.top else pairs
         print(f"| Osprey node | Osprey ms | {args.peer} ms | ratio | {args.peer} node |\n| --- | --- | --- | --- | --- |")
         for o, o_ms, p_ms, p in shown:
-            print(f"| {o} | {o_ms:.3f} | {p_ms:.3f} | {o_ms / p_ms:.2f} | {p} |")
+            print(f"| {o} | {o_ms:.3f} | {p_ms:.3f} | {ratio(o_ms, p_ms)} | {p} |")
         o_sum, p_sum = sum(p[1] for p in pairs), sum(p[2] for p in pairs)
-        print(f"| all {len(pairs)} | {o_sum:.3f} | {p_sum:.3f} | {o_sum / p_sum:.2f} | |\n")
+        print(f"| all {len(pairs)} | {o_sum:.3f} | {p_sum:.3f} | {ratio(o_sum, p_sum)} | |\n")
         report["pairs"] = [{"osprey": o, "osprey_ms": a, "peer_ms": b, "peer": p}
                            for o, a, b, p in pairs]
         if args.group:
@@ -209,7 +196,7 @@ def main():
                 groups[key][2] += 1
             print(f"| group | nodes | Osprey ms | {args.peer} ms | ratio |\n| --- | --- | --- | --- | --- |")
             for key, (a, b, n) in sorted(groups.items()):
-                print(f"| {key} | {n} | {a:.3f} | {b:.3f} | {a / b:.2f} |")
+                print(f"| {key} | {n} | {a:.3f} | {b:.3f} | {ratio(a, b)} |")
             report["groups"] = {k: {"nodes": n, "osprey_ms": a, "peer_ms": b}
                                 for k, (a, b, n) in groups.items()}
     if args.json_out:
