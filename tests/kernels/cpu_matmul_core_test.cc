@@ -1,6 +1,6 @@
 // matmul_core's choice of primitive for a constant B and the products it runs: in bf16 on AMX
 // the product runs as a 1x1 convolution (B packed once as its weights), elsewhere in bf16 as a
-// matmul; either way the result is the float product within bf16 rounding, for every row count
+// matmul; in float32 with AVX-512 a widening B (N >= K) runs as the convolution; either way the result is the float product within bf16 rounding, for every row count
 // the first product's decision has to serve.
 #include <gtest/gtest.h>
 
@@ -52,9 +52,13 @@ void expect_product(cpu::MatMulState& st, const Tensor& weights, cpu::Product2D 
     worst = std::max(worst, std::fabs(y[i] - want[i]));
     scale = std::max(scale, std::fabs(want[i]));
   }
-  // bf16 operands: relative rounding 2^-9 per factor, sums of K terms of |a b| <= 1.
-  EXPECT_LT(worst, 4e-3 * std::sqrt(static_cast<double>(p.K)) + 1e-2) << "M=" << p.M << " beta=" << p.beta << " trans_b=" << p.trans_b;
-  EXPECT_GT(worst, 1e-5) << "M=" << p.M << ": the bf16 product equals the float one";
+  if (st.bf16) {
+    // bf16 operands: relative rounding 2^-9 per factor, sums of K terms of |a b| <= 1.
+    EXPECT_LT(worst, 4e-3 * std::sqrt(static_cast<double>(p.K)) + 1e-2) << "M=" << p.M << " beta=" << p.beta << " trans_b=" << p.trans_b;
+    EXPECT_GT(worst, 1e-5) << "M=" << p.M << ": the bf16 product equals the float one";
+  } else {
+    EXPECT_LT(worst, 1e-4) << "M=" << p.M << " N=" << p.N << " beta=" << p.beta << " trans_b=" << p.trans_b;
+  }
   EXPECT_GT(scale, 0.1);
 }
 
@@ -80,6 +84,36 @@ TEST(CpuMatMulCore, Bf16ConstantBRunsAsAConvolutionOnAmxOnly) {
       expect_product(st, w, p, seed += 10);
       p.beta = 1.0f, p.alpha = p.has_bias ? 1.0f : 0.5f;  // callers scale only bias-free products
       expect_product(st, w, p, seed += 10);
+    }
+  }
+}
+
+TEST(CpuMatMulCore, Float32WideningBRunsAsAConvolutionOnAvx512) {
+  // With AVX-512, oneDNN's float32 matmul is brgemm-based: a constant B with N >= K is packed as
+  // a 1x1 convolution's weights (decided at 128 rows), a narrowing one stays a matmul. Without
+  // AVX-512 (a gemm-based matmul) the older rule decides; the products are checked either way.
+  for (const bool widening : {true, false}) {
+    for (const bool trans_b : {false, true}) {
+      const int64_t K = widening ? 96 : 160, N = widening ? 160 : 96;
+      Tensor w(DType::kFloat32, {trans_b ? N : K, trans_b ? K : N});
+      const auto wv = random_values(static_cast<size_t>(K * N), 11);
+      std::copy(wv.begin(), wv.end(), w.data<float>());
+      cpu::MatMulState st;
+      st.weights = w;
+      st.weights_data = w.raw_data();
+      ASSERT_TRUE(cpu::prepack_weights(st, trans_b, 1).ok());
+      if (cpu::avx512_kernels_available())
+        EXPECT_EQ(st.packed_as_conv, widening ? 1 : 0) << "K=" << K << " N=" << N;
+      // Fewer rows than the deciding 128 (the convolution form serves them too), with and
+      // without bias, a sum and alpha.
+      unsigned seed = 300;
+      for (const int64_t M : {1, 7, 33, 128}) {
+        cpu::Product2D p;
+        p.M = M, p.K = K, p.N = N, p.trans_b = trans_b, p.has_bias = M % 2 == 1;
+        expect_product(st, w, p, seed += 10);
+        p.beta = 1.0f, p.alpha = p.has_bias ? 1.0f : 0.5f;
+        expect_product(st, w, p, seed += 10);
+      }
     }
   }
 }
