@@ -7,7 +7,11 @@
 //   attention a MiniLM / BERT-base layer's heads (128 tokens): tiles vs the oneDNN batched matmuls
 //   attention_bf16  the same layer on the bf16 pair tiles (fast mode) vs the float32 tiles, on
 //             CPUs with avx512_bf16
-// Usage: osprey_tile_bench [--cold] [--rounds N]   (OMP_NUM_THREADS=1 for oneDNN's one thread)
+//   products  an encoder's float32 products with a constant B (128 rows): the form matmul_core
+//             picks vs oneDNN's matmul, each over 12 copies of B in turn (a layer's weights each,
+//             streamed from memory as in the model)
+// Usage: osprey_tile_bench [--cold] [--rounds N] [--only SECTION]   (OMP_NUM_THREADS=1 for oneDNN's
+// one thread)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -24,6 +28,7 @@
 #include "kernels/cpu/attention_bf16.h"
 #include "kernels/cpu/attention_tiles.h"
 #include "kernels/cpu/conv_tiles.h"
+#include "kernels/cpu/matmul_core.h"
 #include "kernels/cpu/row_kernels.h"
 
 namespace {
@@ -344,25 +349,111 @@ void attention_bf16(int rounds) {
 
 }  // namespace
 
+// One product shape over `layers` copies of a constant B, run in the form the state decides.
+struct ProductForm {
+  std::vector<osprey::Tensor> weights;
+  std::vector<std::shared_ptr<MatMulState>> states;
+};
+
+void products(int rounds) {
+  constexpr int64_t kRows = 128;
+  constexpr int kLayers = 12;
+  std::printf("\n## products: float32, %lld rows + bias, %d copies of B in turn; "
+              "matmul_core's form vs oneDNN matmul\n\n",
+              static_cast<long long>(kRows), kLayers);
+  std::printf("| K -> N | chosen form | chosen ms | matmul ms | ratio | GFLOP/s chosen | max diff |\n"
+              "| --- | --- | --- | --- | --- | --- | --- |\n");
+  const std::pair<int64_t, int64_t> shapes[] = {{768, 2304}, {768, 768},  {768, 3072},
+                                                {3072, 768}, {384, 1152}, {384, 1536}};
+  for (const auto& [K, N] : shapes) {
+    osprey::cpu::Product2D p;
+    p.M = kRows, p.K = K, p.N = N, p.has_bias = true;
+    const auto a = random_floats(static_cast<size_t>(kRows * K), 1);
+    const auto bias = random_floats(static_cast<size_t>(N), 2);
+    // [0]: the state decides (packed_as_conv -1), [1]: held to the matmul (0).
+    ProductForm forms[2];
+    for (int f = 0; f < 2; ++f)
+      for (int l = 0; l < kLayers; ++l) {
+        osprey::Tensor w(osprey::DType::kFloat32, {K, N});
+        const auto v = random_floats(static_cast<size_t>(K * N), 10 + l);
+        std::copy(v.begin(), v.end(), w.data<float>());
+        auto st = std::make_shared<MatMulState>();
+        st->weights = w;
+        st->weights_data = w.raw_data();
+        if (f == 1) st->packed_as_conv = 0;
+        if (!prepack_weights(*st, false, 1).ok()) {
+          std::printf("| %lld -> %lld | prepack failed | | | | | |\n", static_cast<long long>(K),
+                      static_cast<long long>(N));
+          return;
+        }
+        forms[f].weights.push_back(w);
+        forms[f].states.push_back(st);
+      }
+    std::vector<float> y[2] = {std::vector<float>(static_cast<size_t>(kRows * N)),
+                               std::vector<float>(static_cast<size_t>(kRows * N))};
+    auto run_form = [&](int f) {
+      maybe_evict();
+      const double t0 = now();
+      for (int l = 0; l < kLayers; ++l) {
+        const auto& w = forms[f].weights[static_cast<size_t>(l)];
+        (void)run_product(*forms[f].states[static_cast<size_t>(l)], p, 1, w, a.data(),
+                          w.data<float>(), bias.data(), y[f].data());
+      }
+      return (now() - t0) / kLayers;
+    };
+    std::vector<double> ta, tb, ratio;
+    for (int r = 0; r < rounds + 3; ++r) {  // A B, B A, ...: the order's own effect cancels
+      double x, z;
+      if (r % 2 == 0) {
+        x = run_form(0), z = run_form(1);
+      } else {
+        z = run_form(1), x = run_form(0);
+      }
+      if (r < 3) continue;
+      ta.push_back(x), tb.push_back(z), ratio.push_back(x / z);
+    }
+    float diff = 0;
+    for (size_t i = 0; i < y[0].size(); ++i) diff = std::max(diff, std::fabs(y[0][i] - y[1][i]));
+    const double flops = 2.0 * static_cast<double>(kRows * K * N);
+    std::printf("| %lld -> %lld | %s | %.3f | %.3f | %.3f | %.1f | %.2g |\n",
+                static_cast<long long>(K), static_cast<long long>(N),
+                forms[0].states[0]->packed_as_conv == 1 ? "1x1 convolution" : "matmul",
+                median(ta) * 1e3, median(tb) * 1e3, median(ratio), flops / median(ta) * 1e-9,
+                static_cast<double>(diff));
+  }
+}
+
 int main(int argc, char** argv) {
   int rounds = 25;
+  std::string only;  // one section, or all
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--cold") {
       g_cold = true;
     } else if (a == "--rounds" && i + 1 < argc) {
       rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--only" && i + 1 < argc) {
+      only = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: osprey_tile_bench [--cold] [--rounds N]\n");
+      std::fprintf(stderr,
+                   "usage: osprey_tile_bench [--cold] [--rounds N] [--only conv3x3|conv1x1|"
+                   "attention|attention_bf16|products]\n");
       return 2;
     }
   }
+  const char* sections[] = {"conv3x3", "conv1x1", "attention", "attention_bf16", "products"};
+  if (!only.empty() && std::find(std::begin(sections), std::end(sections), only) == std::end(sections)) {
+    std::fprintf(stderr, "osprey_tile_bench: unknown section '%s'\n", only.c_str());
+    return 2;
+  }
+  auto want = [&](const char* name) { return only.empty() || only == name; };
   std::printf("# osprey_tile_bench: vector ISA %s, %d rounds, medians\n",
               vector_isa_name(best_vector_isa()), rounds);
   Engine e;
-  conv3x3(e, rounds);
-  conv1x1(e, rounds);
-  attention(e, rounds);
-  attention_bf16(rounds);
+  if (want("conv3x3")) conv3x3(e, rounds);
+  if (want("conv1x1")) conv1x1(e, rounds);
+  if (want("attention")) attention(e, rounds);
+  if (want("attention_bf16")) attention_bf16(rounds);
+  if (want("products")) products(rounds);
   return 0;
 }
