@@ -7,11 +7,11 @@
 //   attention a MiniLM / BERT-base layer's heads (128 tokens): tiles vs the oneDNN batched matmuls
 //   attention_bf16  the same layer on the bf16 pair tiles (fast mode) vs the float32 tiles, on
 //             CPUs with avx512_bf16
-//   products  an encoder's float32 products with a constant B (128 rows): the form matmul_core
+//   products  an encoder's float32 products with a constant B (--rows, 128): the form matmul_core
 //             picks vs oneDNN's matmul, each over 12 copies of B in turn (a layer's weights each,
 //             streamed from memory as in the model)
-// Usage: osprey_tile_bench [--cold] [--rounds N] [--only SECTION]   (OMP_NUM_THREADS=1 for oneDNN's
-// one thread)
+// Usage: osprey_tile_bench [--cold] [--rounds N] [--rows M] [--only SECTION]   (OMP_NUM_THREADS=1 for
+// oneDNN's one thread)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -355,8 +355,7 @@ struct ProductForm {
   std::vector<std::shared_ptr<MatMulState>> states;
 };
 
-void products(int rounds) {
-  constexpr int64_t kRows = 128;
+void products(int rounds, int64_t kRows) {
   constexpr int kLayers = 12;
   std::printf("\n## products: float32, %lld rows + bias, %d copies of B in turn; "
               "matmul_core's form vs oneDNN matmul\n\n",
@@ -426,18 +425,21 @@ void products(int rounds) {
 int main(int argc, char** argv) {
   int rounds = 25;
   std::string only;  // one section, or all
+  int rows = 128;     // the products' rows (A's, Y's)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--cold") {
       g_cold = true;
     } else if (a == "--rounds" && i + 1 < argc) {
       rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--rows" && i + 1 < argc) {
+      rows = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
     } else {
       std::fprintf(stderr,
-                   "usage: osprey_tile_bench [--cold] [--rounds N] [--only conv3x3|conv1x1|"
-                   "attention|attention_bf16|products]\n");
+                   "usage: osprey_tile_bench [--cold] [--rounds N] [--rows M] [--only conv3x3|"
+                   "conv1x1|attention|attention_bf16|products]\n");
       return 2;
     }
   }
@@ -454,6 +456,6 @@ int main(int argc, char** argv) {
   if (want("conv1x1")) conv1x1(e, rounds);
   if (want("attention")) attention(e, rounds);
   if (want("attention_bf16")) attention_bf16(rounds);
-  if (want("products")) products(rounds);
+  if (want("products")) products(rounds, rows);
   return 0;
 }
