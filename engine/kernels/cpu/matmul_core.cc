@@ -101,7 +101,8 @@ void build_conv(MatMulEntry* e, const dnnl::convolution_forward::primitive_desc&
   e->scratch_md = pd.scratchpad_desc();
 }
 
-// Fewer rows than this keep a float32 brgemm matmul a matmul (classifier heads, decode steps).
+// The rows a float32 brgemm product needs to decide for the convolution form (the load-time
+// packing decides at 128 rows; a first product with fewer keeps the matmul).
 constexpr int64_t kConvProductMinRows = 32;
 
 Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2D& p, int threads,
@@ -134,10 +135,11 @@ Result<std::shared_ptr<const MatMulEntry>> build(MatMulState& st, const Product2
   // product decides, for all that follow (their packed forms must be reorders of one another),
   // whether B is packed as a 1x1 convolution's weights.
   // A float32 brgemm matmul (AVX-512) also runs faster as the convolution when it widens (N >=
-  // K) over enough rows: BERT-base at 128 rows, one core, interleaved, the 768 -> 3072, 768 ->
-  // 2304 (merged Q, K, V) and 768 -> 768 products took 5-6% less time as brgconv_1x1, while
-  // 3072 -> 768 took 1-2.5% more. Once B is packed so, products with fewer rows take that
-  // form too (rather than a second packed copy of B).
+  // K): on an Ice Lake core, B read from memory, BERT-base's 768 -> 3072, 768 -> 2304 (merged
+  // Q, K, V) and 768 -> 768 products at 128 rows took 1.5-3.5% less time as brgconv_1x1
+  // (osprey_tile_bench --only products), 7-10% less at 8 rows, the same at 1; a narrowing
+  // 3072 -> 768 ran 1-2.5% slower inside the model. Once B is packed so, products with fewer
+  // rows take that form too (rather than a second packed copy of B).
   const bool brg_widening = !st.bf16 && !gemm_based && p.N >= p.K && p.M >= kConvProductMinRows;
   std::optional<dnnl::convolution_forward::primitive_desc> conv_pd;
   const bool conv_candidate =
