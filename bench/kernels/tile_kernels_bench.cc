@@ -8,7 +8,7 @@
 //   attention_bf16  the same layer on the bf16 pair tiles (fast mode) vs the float32 tiles, on
 //             CPUs with avx512_bf16
 //   products  an encoder's float32 products with a constant B (--rows, 128): the form matmul_core
-//             picks vs oneDNN's matmul, each over 12 copies of B in turn (a layer's weights each,
+//             picks (panel_product on AVX-512) vs oneDNN's matmul, each over 12 copies of B in turn (a layer's weights each,
 //             streamed from memory as in the model)
 // Usage: osprey_tile_bench [--cold] [--rounds N] [--rows M] [--only SECTION]   (OMP_NUM_THREADS=1 for
 // oneDNN's one thread)
@@ -369,7 +369,7 @@ void products(int rounds, int64_t kRows) {
     p.M = kRows, p.K = K, p.N = N, p.has_bias = true;
     const auto a = random_floats(static_cast<size_t>(kRows * K), 1);
     const auto bias = random_floats(static_cast<size_t>(N), 2);
-    // [0]: the state decides (packed_as_conv -1), [1]: held to the matmul (0).
+    // [0]: the state decides, [1]: held to oneDNN's matmul.
     ProductForm forms[2];
     for (int f = 0; f < 2; ++f)
       for (int l = 0; l < kLayers; ++l) {
@@ -379,7 +379,7 @@ void products(int rounds, int64_t kRows) {
         auto st = std::make_shared<MatMulState>();
         st->weights = w;
         st->weights_data = w.raw_data();
-        if (f == 1) st->packed_as_conv = 0;
+        if (f == 1) st->packed_as_conv = 0, st->allow_panel = false;
         if (!prepack_weights(*st, false, 1).ok()) {
           std::printf("| %lld -> %lld | prepack failed | | | | | |\n", static_cast<long long>(K),
                       static_cast<long long>(N));
@@ -416,7 +416,9 @@ void products(int rounds, int64_t kRows) {
     const double flops = 2.0 * static_cast<double>(kRows * K * N);
     std::printf("| %lld -> %lld | %s | %.3f | %.3f | %.3f | %.1f | %.2g |\n",
                 static_cast<long long>(K), static_cast<long long>(N),
-                forms[0].states[0]->packed_as_conv == 1 ? "1x1 convolution" : "matmul",
+                forms[0].states[0]->panel.data         ? "panel_product"
+                : forms[0].states[0]->packed_as_conv == 1 ? "1x1 convolution"
+                                                          : "matmul",
                 median(ta) * 1e3, median(tb) * 1e3, median(ratio), flops / median(ta) * 1e-9,
                 static_cast<double>(diff));
   }

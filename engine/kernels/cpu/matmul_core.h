@@ -1,6 +1,7 @@
 // One 2-D matrix product on oneDNN's matmul primitive, shared by MatMul, Gemm and
 // FusedMatMul: Y[M,N] = alpha * op(A) op(B) (+ bias[N]) (+ beta * Y as it was) then the
-// activation. With a constant B where oneDNN's matmul is gemm-based (CPUs without AVX-512), or
+// activation. A float32 constant B on AVX-512, with no activation but Gelu (which runs after
+// the product), runs on panel_product instead. With a constant B where oneDNN's matmul is gemm-based (CPUs without AVX-512), or
 // in bf16 on AMX, the product runs as a 1x1 convolution over M pixels instead, on B packed once
 // in the convolution's blocked layout (matmul_core.cc says why). The primitive per problem
 // shape is cached in the node's state; a constant B is
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "kernels/cpu/dnnl_common.h"
+#include "kernels/cpu/panel_product.h"
 
 namespace osprey::cpu {
 
@@ -51,8 +53,14 @@ struct MatMulState final : KernelState {
   // Whether a constant B is packed as a 1x1 convolution's weights (and its products run as
   // that convolution): -1 until the first packable product decides, then 0 or 1.
   int packed_as_conv = -1;
+  // A float32 constant B packed for panel_product (AVX-512, see panel_form): every product
+  // with this B runs there, and `packed` stays empty.
+  PanelB panel;
+  bool allow_panel = true;  // false holds the state to oneDNN (benchmarks comparing the two)
 
-  bool holds_constant(int input) const override { return input == b_index && !packed.empty(); }
+  bool holds_constant(int input) const override {
+    return input == b_index && (!packed.empty() || panel.data != nullptr);
+  }
   void constant_released(int input) override {
     if (input != b_index) return;
     weights = Tensor();

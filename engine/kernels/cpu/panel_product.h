@@ -1,0 +1,38 @@
+// A float32 matrix product of our own for a constant B on AVX-512: Y[M,N] = A[M,K] B (+ bias)
+// (+ beta Y), B packed once into blocks of kc x 48 columns, 8 x 48 register tiles, and the
+// next block of B prefetched into L2 while the current one is multiplied.
+//
+// Why: a product whose B comes from memory (BERT-base's 340 MB of weights, read once per run)
+// spends the first pass over each block of B waiting for it. oneDNN's brgemm matmul and
+// brgconv_1x1 ran BERT-base's 128-row products at 139-146 GFLOP/s on an Ice Lake core whose
+// FMA peak is 180 (B from memory, osprey_tile_bench --only products); this kernel, with the
+// next block already in L2, at 152-166.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace osprey::cpu {
+
+struct PanelB {
+  int64_t K = 0, N = 0;
+  int64_t kc = 0;      // rows of B per block (the last block may have fewer)
+  int64_t panels = 0;  // blocks of 48 columns, the last zero-padded
+  std::shared_ptr<void> storage;
+  const float* data = nullptr;  // null: not packed
+};
+
+// Whether the CPU runs the kernel (AVX-512F).
+bool panel_product_supported();
+
+// Packs B [K, N] (stored [N, K] when trans_b): for each block of kc rows, its panels of 48
+// columns in turn, each kc x 48 row-major.
+PanelB pack_panel_b(const float* b, int64_t K, int64_t N, bool trans_b);
+
+// Y[M, N] (row stride N) = A[M, K] (row stride lda) B (+ bias[N] when bias is not null)
+// (+ beta Y as it was, when beta != 0), on up to `threads` OpenMP threads (one when called
+// inside a parallel region). Y must not overlap A.
+void panel_product(const PanelB& b, const float* a, int64_t M, int64_t lda, const float* bias,
+                   float beta, float* y, int threads);
+
+}  // namespace osprey::cpu
