@@ -28,10 +28,12 @@
 #include "kernels/cpu/conv_dnnl.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <optional>
 
 #include "kernels/cpu/conv_depthwise.h"
+#include "kernels/cpu/conv_product.h"
 #include "kernels/cpu/conv_taps.h"
 #include "kernels/cpu/conv_tiles.h"
 #include "kernels/cpu/conv_winograd_choice.h"
@@ -56,6 +58,7 @@ struct ConvEntry {
   std::shared_ptr<const TapConv> taps;  // set when the node runs in the tap form
   std::optional<TileConv> tile;         // set when the node runs in the tile form
   std::optional<DwConv> dw;             // set when the node runs in the depthwise form
+  std::optional<ProductConv> product;   // set when the node runs in the product form
 };
 
 struct ConvState final : KernelState {
@@ -93,9 +96,14 @@ struct ConvState final : KernelState {
   // Likewise for the bf16 depthwise form (conv_depthwise.h); dw_weights holds its weights.
   int dw = -1;
   std::shared_ptr<const std::vector<float>> dw_weights;
+  // Likewise for the product form (conv_product.h), decided before the tile and tap forms;
+  // product_b holds its weights.
+  int product = -1;
+  std::shared_ptr<const PanelB> product_b;
 
   bool holds_constant(int input) const override {
-    return input == 1 && (!packed.empty() || !tap_rows.empty() || tile_panels || dw_weights);
+    return input == 1 &&
+           (!packed.empty() || !tap_rows.empty() || tile_panels || dw_weights || product_b);
   }
   void constant_released(int input) override {
     if (input != 1) return;
@@ -345,6 +353,31 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
     key.insert(key.end(), pad_r.begin(), pad_r.end());
     if (!winograd_measured_faster(*wino, *direct, io, key)) wino.reset();
   }
+  // A float32 channels-last convolution with constant weights may run in the product form,
+  // decided once per node at its first build (its packed weights serve every input shape).
+  if (!wino && packable && cl && group == 1 && !st.bf16 && win.nd == 2 && st.product != 0) {
+    const NhwcConv tp{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0],
+                      win.out[1], win.strides[0], win.strides[1], win.dilations[0],
+                      win.dilations[1], win.pad_begin[0], win.pad_begin[1], has_bias, has_z, 0};
+    TileAct act = TileAct::kNone;
+    float lo = 0, hi = 0;
+    const bool act_ok = st.act.affine.empty() && tile_activation(st.act.name, st.act.params, &act, &lo, &hi);
+    if (st.product < 0) st.product = act_ok && product_conv_pays(tp) ? 1 : 0;
+    if (st.product == 1) {
+      if (!st.product_b) {
+        if (st.weights_released) return internal_error("convolution: W was released unpacked");
+        st.product_b = pack_product_weights(st.weights.data<float>(), M, C, tp.KH, tp.KW);
+      }
+      ProductConv pc;
+      pc.p = tp;
+      pc.b = st.product_b;
+      pc.clamp = act != TileAct::kNone;
+      pc.lo = act == TileAct::kRelu ? 0.0f : lo;
+      pc.hi = act == TileAct::kRelu ? INFINITY : hi;
+      e->product = pc;
+      return std::shared_ptr<const ConvEntry>(e);
+    }
+  }
   dnnl::convolution_forward::primitive_desc pd =
       wino ? *wino : direct ? *direct : dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_engine());
   // The tile and tap forms need only the direct primitive's name: decide before compiling it.
@@ -484,6 +517,12 @@ Status run_conv(KernelContext& ctx, bool fused) {
     if (e->dw) {
       run_depthwise(*e->dw, x.raw_data(), has_bias ? ctx.input(2).data<float>() : nullptr, y.raw_data(),
                     ctx.pool());
+      return Status::Ok();
+    }
+    if (e->product) {
+      if (has_z && !z_in_y) std::memcpy(y.raw_data(), ctx.input(3).raw_data(), y.nbytes());
+      run_product_conv(*e->product, x.data<float>(), has_bias ? ctx.input(2).data<float>() : nullptr,
+                       y.data<float>(), threads);
       return Status::Ok();
     }
     if (e->tile) {

@@ -275,7 +275,7 @@ Status prepack_weights(MatMulState& st, bool trans_b, int threads) {
     const int64_t K = trans_b ? st.weights.dim(1) : st.weights.dim(0);
     const int64_t N = trans_b ? st.weights.dim(0) : st.weights.dim(1);
     return guarded("prepacking B", [&]() -> Status {
-      st.panel = pack_panel_b(st.weights.data<float>(), K, N, trans_b);
+      st.panel = pack_panel_b(st.weights.data<float>(), K, N, trans_b ? 1 : N, trans_b ? K : 1);
       return Status::Ok();
     });
   }

@@ -38,10 +38,16 @@ struct Masks {
   __mmask16 m[3];
 };
 
+// What the last block of K does before Y is stored.
+struct Epilogue {
+  bool clamp = false;
+  float lo = 0, hi = 0;
+};
+
 template <int MR>
 OSPREY_PANEL inline void tile(const float* a, int64_t lda, const float* blk, int64_t kc, float* y,
-                              int64_t ldy, const float* bias, float beta, bool first,
-                              const Masks& mk, Prefetch& pf) {
+                              int64_t ldy, const float* bias, float beta, bool first, bool last,
+                              const Masks& mk, const Epilogue& ep, Prefetch& pf) {
   __m512 acc[MR][3];
   if (first) {
     __m512 b[3];
@@ -85,26 +91,31 @@ OSPREY_PANEL inline void tile(const float* a, int64_t lda, const float* blk, int
       acc[i][2] = _mm512_fmadd_ps(x, w2, acc[i][2]);
     }
   }
+  if (last && ep.clamp) {
+    const __m512 lo = _mm512_set1_ps(ep.lo), hi = _mm512_set1_ps(ep.hi);
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < 3; ++j) acc[i][j] = _mm512_min_ps(_mm512_max_ps(acc[i][j], lo), hi);
+  }
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < 3; ++j) _mm512_mask_storeu_ps(y + i * ldy + 16 * j, mk.m[j], acc[i][j]);
 }
 
 template <int MR>
 OSPREY_PANEL void tile_rows(const float* a, int64_t lda, const float* blk, int64_t kc, float* y,
-                            int64_t ldy, const float* bias, float beta, bool first, const Masks& mk,
-                            Prefetch& pf) {
-  tile<MR>(a, lda, blk, kc, y, ldy, bias, beta, first, mk, pf);
+                            int64_t ldy, const float* bias, float beta, bool first, bool last,
+                            const Masks& mk, const Epilogue& ep, Prefetch& pf) {
+  tile<MR>(a, lda, blk, kc, y, ldy, bias, beta, first, last, mk, ep, pf);
 }
 
 using TileFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, const float*,
-                        float, bool, const Masks&, Prefetch&);
+                        float, bool, bool, const Masks&, const Epilogue&, Prefetch&);
 constexpr TileFn kTiles[kRows + 1] = {nullptr,        tile_rows<1>, tile_rows<2>, tile_rows<3>,
                                       tile_rows<4>,   tile_rows<5>, tile_rows<6>, tile_rows<7>,
                                       tile_rows<8>};
 
 // One thread's share: panels [p0, p1) of every block, blocks in order.
 void run_panels(const PanelB& b, const float* a, int64_t M, int64_t lda, const float* bias,
-                float beta, float* y, int64_t p0, int64_t p1) {
+                float beta, float* y, const Epilogue& ep, int64_t p0, int64_t p1) {
   const int64_t tiles = (M + kRows - 1) / kRows;
   for (int64_t k0 = 0; k0 < b.K; k0 += b.kc) {
     const int64_t kc = std::min(b.kc, b.K - k0);
@@ -137,7 +148,7 @@ void run_panels(const PanelB& b, const float* a, int64_t M, int64_t lda, const f
       for (int64_t t = 0; t < tiles; ++t) {
         const int64_t r0 = t * kRows, rows = std::min<int64_t>(kRows, M - r0);
         kTiles[rows](a + r0 * lda + k0, lda, blk, kc, y + r0 * b.N + p * kPanel, b.N, pbias, beta,
-                     k0 == 0, mk, pf);
+                     k0 == 0, k0 + kc == b.K, mk, ep, pf);
       }
     }
   }
@@ -147,7 +158,7 @@ void run_panels(const PanelB& b, const float* a, int64_t M, int64_t lda, const f
 
 bool panel_product_supported() { return vector_isa_supported(VectorIsa::avx512); }
 
-PanelB pack_panel_b(const float* b, int64_t K, int64_t N, bool trans_b) {
+PanelB pack_panel_b(const float* b, int64_t K, int64_t N, int64_t k_stride, int64_t n_stride) {
   PanelB pb;
   pb.K = K, pb.N = N;
   const int64_t blocks = (K + kBlockRows - 1) / kBlockRows;
@@ -164,20 +175,22 @@ PanelB pack_panel_b(const float* b, int64_t K, int64_t N, bool trans_b) {
       for (int64_t k = k0; k < k0 + kc; ++k)
         for (int64_t j = 0; j < kPanel; ++j) {
           const int64_t n = p * kPanel + j;
-          *out++ = n >= N ? 0.0f : trans_b ? b[n * K + k] : b[k * N + n];
+          *out++ = n < N ? b[k * k_stride + n * n_stride] : 0.0f;
         }
   }
   return pb;
 }
 
 void panel_product(const PanelB& b, const float* a, int64_t M, int64_t lda, const float* bias,
-                   float beta, float* y, int threads) {
+                   float beta, float* y, int threads, bool clamp, float lo, float hi) {
+  Epilogue ep;
+  ep.clamp = clamp, ep.lo = lo, ep.hi = hi;
   const int64_t team = omp_in_parallel() ? 1 : std::clamp<int64_t>(threads, 1, b.panels);
-  if (team == 1) return run_panels(b, a, M, lda, bias, beta, y, 0, b.panels);
+  if (team == 1) return run_panels(b, a, M, lda, bias, beta, y, ep, 0, b.panels);
 #pragma omp parallel num_threads(static_cast<int>(team))
   {
     const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
-    run_panels(b, a, M, lda, bias, beta, y, b.panels * t / n, b.panels * (t + 1) / n);
+    run_panels(b, a, M, lda, bias, beta, y, ep, b.panels * t / n, b.panels * (t + 1) / n);
   }
 }
 

@@ -25,14 +25,16 @@ struct PanelB {
 // Whether the CPU runs the kernel (AVX-512F).
 bool panel_product_supported();
 
-// Packs B [K, N] (stored [N, K] when trans_b): for each block of kc rows, its panels of 48
-// columns in turn, each kc x 48 row-major.
-PanelB pack_panel_b(const float* b, int64_t K, int64_t N, bool trans_b);
+// Packs B [K, N], element (k, n) at b[k * k_stride + n * n_stride]: for each block of kc rows,
+// its panels of 48 columns in turn, each kc x 48 row-major.
+PanelB pack_panel_b(const float* b, int64_t K, int64_t N, int64_t k_stride, int64_t n_stride);
 
 // Y[M, N] (row stride N) = A[M, K] (row stride lda) B (+ bias[N] when bias is not null)
-// (+ beta Y as it was, when beta != 0), on up to `threads` OpenMP threads (one when called
-// inside a parallel region). Y must not overlap A.
+// (+ beta Y as it was, when beta != 0), then clamped to [lo, hi] when `clamp` (a Relu: 0,
+// infinity), on up to `threads` OpenMP threads (one when called inside a parallel region). Y
+// must not overlap A.
 void panel_product(const PanelB& b, const float* a, int64_t M, int64_t lda, const float* bias,
-                   float beta, float* y, int threads);
+                   float beta, float* y, int threads, bool clamp = false, float lo = 0.0f,
+                   float hi = 0.0f);
 
 }  // namespace osprey::cpu

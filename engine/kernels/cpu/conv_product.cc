@@ -1,0 +1,98 @@
+#include "kernels/cpu/conv_product.h"
+
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+namespace osprey::cpu {
+namespace {
+
+std::atomic<int> g_policy{static_cast<int>(TapPolicy::kAuto)};
+std::atomic<int64_t> g_runs{0};
+
+// The calling thread's buffer for one block's copied taps.
+float* taps_buffer(size_t floats) {
+  thread_local std::unique_ptr<float[]> data;
+  thread_local size_t capacity = 0;
+  if (floats > capacity) {
+    data.reset();
+    data = std::make_unique_for_overwrite<float[]>(floats);
+    capacity = floats;
+  }
+  return data.get();
+}
+
+bool reads_x_as_is(const NhwcConv& p) {
+  return p.KH == 1 && p.KW == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
+         p.pad_left == 0 && p.OH == p.H && p.OW == p.W;
+}
+
+// Rows [r0, r0 + rows) of the im2col matrix (row = (n * OH + oh) * OW + ow) into a.
+void copy_taps(const NhwcConv& p, const float* x, int64_t r0, int64_t rows, float* a) {
+  const int64_t K = p.KH * p.KW * p.C;
+  const size_t c_bytes = static_cast<size_t>(p.C) * sizeof(float);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t pix = r0 + r, ow = pix % p.OW, oh = pix / p.OW % p.OH, n = pix / (p.OW * p.OH);
+    float* row = a + r * K;
+    for (int64_t kh = 0; kh < p.KH; ++kh) {
+      const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+      for (int64_t kw = 0; kw < p.KW; ++kw) {
+        const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
+        float* to = row + (kh * p.KW + kw) * p.C;
+        if (ih < 0 || ih >= p.H || iw < 0 || iw >= p.W)
+          std::memset(to, 0, c_bytes);
+        else
+          std::memcpy(to, x + ((n * p.H + ih) * p.W + iw) * p.C, c_bytes);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void set_conv_product_policy(TapPolicy policy) { g_policy.store(static_cast<int>(policy)); }
+TapPolicy conv_product_policy() { return static_cast<TapPolicy>(g_policy.load()); }
+int64_t product_convolutions_run() { return g_runs.load(std::memory_order_relaxed); }
+
+bool product_conv_pays(const NhwcConv& p) {
+  if (p.block != 0 || !panel_product_supported()) return false;
+  switch (conv_product_policy()) {
+    case TapPolicy::kNever: return false;
+    case TapPolicy::kAlways: return true;
+    case TapPolicy::kAuto: break;
+  }
+  return p.OH * p.OW <= kProductMaxPixels &&
+         p.M * p.C * p.KH * p.KW * static_cast<int64_t>(sizeof(float)) >= kProductMinWeightBytes;
+}
+
+std::shared_ptr<const PanelB> pack_product_weights(const float* w, int64_t M, int64_t C, int64_t KH,
+                                                   int64_t KW) {
+  // B [K, M] with k = (kh * KW + kw) * C + c, from W [M, C, KH, KW]: a plain copy in that
+  // order first (k-major), then the panels.
+  const int64_t K = KH * KW * C;
+  std::vector<float> plain(static_cast<size_t>(K * M));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < KH * KW; ++t)
+        plain[static_cast<size_t>((t * C + c) * M + m)] = w[(m * C + c) * KH * KW + t];
+  return std::make_shared<const PanelB>(pack_panel_b(plain.data(), K, M, M, 1));
+}
+
+void run_product_conv(const ProductConv& c, const float* x, const float* bias, float* y, int threads) {
+  const NhwcConv& p = c.p;
+  const int64_t pixels = p.N * p.OH * p.OW, K = p.KH * p.KW * p.C;
+  const float beta = p.has_z ? 1.0f : 0.0f;
+  g_runs.fetch_add(1, std::memory_order_relaxed);
+  if (reads_x_as_is(p)) {
+    panel_product(*c.b, x, pixels, p.C, bias, beta, y, threads, c.clamp, c.lo, c.hi);
+    return;
+  }
+  float* a = taps_buffer(static_cast<size_t>(std::min(pixels, kProductRows) * K));
+  for (int64_t r0 = 0; r0 < pixels; r0 += kProductRows) {
+    const int64_t rows = std::min(kProductRows, pixels - r0);
+    copy_taps(p, x, r0, rows, a);
+    panel_product(*c.b, a, rows, K, bias, beta, y + r0 * p.M, threads, c.clamp, c.lo, c.hi);
+  }
+}
+
+}  // namespace osprey::cpu

@@ -1,0 +1,128 @@
+// The product form of channels-last convolutions (kernels/cpu/conv_product.h): copied taps times
+// the weights packed for panel_product, checked against the reference FusedConv on the shapes
+// the tap and tile forms share (padding on every side, strides, SAME_UPPER, dilations, batches,
+// bias, residual Z, Relu and Clip) and on its own pieces (a 1x1 that reads X as it is, a
+// strided 1x1, more pixels than one block of copied taps, output channels off the 48-column
+// panel), on one and two threads; where kAuto takes it; and where it must not be taken.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "cpu_test_harness.h"
+#include "nhwc_conv_case.h"
+#include "kernels/cpu/conv_product.h"
+
+namespace osprey::testing {
+namespace {
+
+using cpu::TapPolicy;
+using Case = NhwcConvCase;
+
+std::vector<Case> cases() {
+  std::vector<Case> c = shared_nhwc_conv_cases();
+  const std::vector<Case> own = {
+      {"1x1_as_is_residual_relu_100_out", {2, 7, 7, 40}, {100, 40, 1, 1},
+       {{"activation", string_attr("Relu")}}, true, true},
+      {"1x1_stride2_no_bias", {1, 14, 14, 24}, {64, 24, 1, 1}, {{"strides", ints_attr({2, 2})}},
+       false, false},
+      {"3x3_more_pixels_than_a_block", {2, 16, 16, 8}, {20, 8, 3, 3},
+       {{"pads", ints_attr({1, 1, 1, 1})}, {"activation", string_attr("Clip")},
+        {"activation_params", floats_attr({-0.25f, 0.75f})}},
+       true, true},
+  };
+  c.insert(c.end(), own.begin(), own.end());
+  return c;
+}
+
+TEST(CpuConvProduct, MatchesReferenceOnEveryPiece) {
+  if (!cpu::panel_product_supported()) GTEST_SKIP() << "panel_product needs AVX-512";
+  cpu::ProductPolicyScope always(TapPolicy::kAlways);
+  ThreadPool pool2(2);
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const Attrs attrs = channels_last(c.attrs);
+    const Tensor x = random_tensor(c.x_nhwc, 1), w = random_tensor(c.w, 2), b = random_tensor({c.w[0]}, 3);
+    NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
+    auto shape_run = ref.run({x, w, c.bias ? b : Tensor()});
+    ASSERT_TRUE(shape_run.ok()) << shape_run.status().to_string();
+    const Tensor z = c.residual ? random_tensor(shape_run->shape(), 4) : Tensor();
+    const std::vector<Tensor> in = {x, w, c.bias ? b : Tensor(), z};
+    auto want = ref.run(in);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
+    ASSERT_TRUE(fast.prepare_status().ok()) << fast.prepare_status().to_string();
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+      const int64_t before = cpu::product_convolutions_run();
+      auto got = fast.run(in, pool);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      EXPECT_EQ(cpu::product_convolutions_run(), before + 1) << "the product form did not run";
+      expect_close(*got, *want);
+    }
+  }
+}
+
+TEST(CpuConvProduct, AutoTakesItForFewPixelsAndLargeWeights) {
+  cpu::ProductPolicyScope automatic(TapPolicy::kAuto);
+  struct Shape2 {
+    const char* name;
+    Shape x, w;
+    bool expected;  // with AVX-512
+  };
+  const std::vector<Shape2> shapes = {
+      {"7x7_image_2_mb_of_weights", {1, 7, 7, 256}, {256, 256, 3, 3}, true},
+      {"7x7_image_1x1_512_kb", {1, 7, 7, 256}, {512, 256, 1, 1}, true},
+      {"7x7_image_small_weights", {1, 7, 7, 64}, {64, 64, 3, 3}, false},
+      {"9x9_image", {1, 9, 9, 256}, {256, 256, 3, 3}, false},
+  };
+  for (const auto& s : shapes) {
+    SCOPED_TRACE(s.name);
+    const bool same = s.w[2] == 3;
+    const Attrs a = channels_last(same ? Attrs{{"pads", ints_attr({1, 1, 1, 1})}} : Attrs{});
+    const Tensor x = random_tensor(s.x, 5), w = random_tensor(s.w, 6);
+    NodeRunner fast("FusedConv", "com.osprey", 1, a, Device::cpu, {Tensor(), w});
+    NodeRunner ref("FusedConv", "com.osprey", 1, a, Device::ref);
+    const int64_t before = cpu::product_convolutions_run();
+    auto got = fast.run({x, w});
+    auto want = ref.run({x, w});
+    ASSERT_TRUE(got.ok() && want.ok());
+    const bool expected = s.expected && cpu::panel_product_supported();
+    EXPECT_EQ(cpu::product_convolutions_run(), before + (expected ? 1 : 0));
+    expect_close(*got, *want);
+  }
+}
+
+TEST(CpuConvProduct, NotUsedWhereItDoesNotApply) {
+  // Grouped, NCHW, computed weights and activations it does not apply (Sigmoid) take the other
+  // forms even with kAlways.
+  cpu::ProductPolicyScope always(TapPolicy::kAlways);
+  struct Other {
+    const char* name;
+    Shape x, w;
+    Attrs attrs;
+    bool constant_w;
+  };
+  const std::vector<Other> others = {
+      {"grouped", {1, 6, 6, 32}, {32, 8, 3, 3}, channels_last({{"group", int_attr(4)}}), true},
+      {"nchw", {1, 32, 6, 6}, {4, 32, 3, 3}, {}, true},
+      {"computed_weights", {1, 6, 6, 32}, {4, 32, 3, 3}, channels_last({}), false},
+      {"sigmoid", {1, 6, 6, 32}, {4, 32, 3, 3},
+       channels_last({{"activation", string_attr("Sigmoid")}}), true},
+  };
+  for (const auto& o : others) {
+    SCOPED_TRACE(o.name);
+    const Tensor x = random_tensor(o.x, 10), w = random_tensor(o.w, 11);
+    NodeRunner fast("FusedConv", "com.osprey", 1, o.attrs, Device::cpu,
+                    {Tensor(), o.constant_w ? w : Tensor()});
+    NodeRunner ref("FusedConv", "com.osprey", 1, o.attrs, Device::ref);
+    const int64_t before = cpu::product_convolutions_run();
+    auto got = fast.run({x, w});
+    auto want = ref.run({x, w});
+    ASSERT_TRUE(got.ok() && want.ok()) << got.status().to_string();
+    EXPECT_EQ(cpu::product_convolutions_run(), before);
+    expect_close(*got, *want);
+  }
+}
+
+}  // namespace
+}  // namespace osprey::testing
