@@ -1,5 +1,6 @@
 #include "kernels/cpu/conv_product.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <vector>
@@ -68,13 +69,19 @@ bool product_conv_pays(const NhwcConv& p) {
 std::shared_ptr<const PanelB> pack_product_weights(const float* w, int64_t M, int64_t C, int64_t KH,
                                                    int64_t KW) {
   // B [K, M] with k = (kh * KW + kw) * C + c, from W [M, C, KH, KW]: a plain copy in that
-  // order first (k-major), then the panels.
-  const int64_t K = KH * KW * C;
+  // order first (k-major), then the panels. The copy goes 16 output channels at a time, so
+  // that the 16 rows of W it reads stay in cache and each write fills a cache line.
+  const int64_t K = KH * KW * C, taps = KH * KW;
   std::vector<float> plain(static_cast<size_t>(K * M));
-  for (int64_t m = 0; m < M; ++m)
+  constexpr int64_t kRowsAtOnce = 16;
+  for (int64_t m0 = 0; m0 < M; m0 += kRowsAtOnce) {
+    const int64_t m1 = std::min(M, m0 + kRowsAtOnce);
     for (int64_t c = 0; c < C; ++c)
-      for (int64_t t = 0; t < KH * KW; ++t)
-        plain[static_cast<size_t>((t * C + c) * M + m)] = w[(m * C + c) * KH * KW + t];
+      for (int64_t t = 0; t < taps; ++t) {
+        float* to = plain.data() + (t * C + c) * M;
+        for (int64_t m = m0; m < m1; ++m) to[m] = w[(m * C + c) * taps + t];
+      }
+  }
   return std::make_shared<const PanelB>(pack_panel_b(plain.data(), K, M, M, 1));
 }
 

@@ -171,12 +171,18 @@ PanelB pack_panel_b(const float* b, int64_t K, int64_t N, int64_t k_stride, int6
   pb.data = out;
   for (int64_t k0 = 0; k0 < K; k0 += pb.kc) {
     const int64_t kc = std::min(pb.kc, K - k0);
-    for (int64_t p = 0; p < pb.panels; ++p)
-      for (int64_t k = k0; k < k0 + kc; ++k)
-        for (int64_t j = 0; j < kPanel; ++j) {
-          const int64_t n = p * kPanel + j;
-          *out++ = n < N ? b[k * k_stride + n * n_stride] : 0.0f;
+    for (int64_t p = 0; p < pb.panels; ++p) {
+      const int64_t n0 = p * kPanel, width = std::min(kPanel, N - n0);
+      for (int64_t k = k0; k < k0 + kc; ++k, out += kPanel) {
+        const float* from = b + k * k_stride + n0 * n_stride;
+        if (n_stride == 1) {
+          std::memcpy(out, from, static_cast<size_t>(width) * sizeof(float));
+        } else {
+          for (int64_t j = 0; j < width; ++j) out[j] = from[j * n_stride];
         }
+        std::fill(out + width, out + kPanel, 0.0f);
+      }
+    }
   }
   return pb;
 }
