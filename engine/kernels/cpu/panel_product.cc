@@ -44,74 +44,83 @@ struct Epilogue {
   float lo = 0, hi = 0;
 };
 
-template <int MR>
+// MR rows times NV vectors of 16 columns (the last panel of B may be 16 or 32 wide).
+template <int MR, int NV>
 OSPREY_PANEL inline void tile(const float* a, int64_t lda, const float* blk, int64_t kc, float* y,
                               int64_t ldy, const float* bias, float beta, bool first, bool last,
                               const Masks& mk, const Epilogue& ep, Prefetch& pf) {
-  __m512 acc[MR][3];
+  constexpr int64_t width = 16 * NV;
+  __m512 acc[MR][NV];
   if (first) {
-    __m512 b[3];
-    for (int j = 0; j < 3; ++j)
+    __m512 b[NV];
+    for (int j = 0; j < NV; ++j)
       b[j] = bias ? _mm512_maskz_loadu_ps(mk.m[j], bias + 16 * j) : _mm512_setzero_ps();
     for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < 3; ++j) acc[i][j] = b[j];
+      for (int j = 0; j < NV; ++j) acc[i][j] = b[j];
     if (beta != 0.0f) {
       const __m512 vb = _mm512_set1_ps(beta);
       for (int i = 0; i < MR; ++i)
-        for (int j = 0; j < 3; ++j)
+        for (int j = 0; j < NV; ++j)
           acc[i][j] = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mk.m[j], y + i * ldy + 16 * j), acc[i][j]);
     }
   } else {
     for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < 3; ++j) acc[i][j] = _mm512_maskz_loadu_ps(mk.m[j], y + i * ldy + 16 * j);
+      for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_maskz_loadu_ps(mk.m[j], y + i * ldy + 16 * j);
   }
   int64_t k = 0;
   for (; k + 4 <= kc; k += 4) {
     for (int q = 0; q < pf.per_step && pf.at < pf.end; ++q, pf.at += 64) _mm_prefetch(pf.at, _MM_HINT_T1);
 #pragma GCC unroll 4
     for (int u = 0; u < 4; ++u) {
-      const float* w = blk + (k + u) * kPanel;
-      const __m512 w0 = _mm512_load_ps(w), w1 = _mm512_load_ps(w + 16), w2 = _mm512_load_ps(w + 32);
+      const float* w = blk + (k + u) * width;
+      __m512 wv[NV];
+      for (int j = 0; j < NV; ++j) wv[j] = _mm512_load_ps(w + 16 * j);
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
         const __m512 x = _mm512_set1_ps(a[i * lda + k + u]);
-        acc[i][0] = _mm512_fmadd_ps(x, w0, acc[i][0]);
-        acc[i][1] = _mm512_fmadd_ps(x, w1, acc[i][1]);
-        acc[i][2] = _mm512_fmadd_ps(x, w2, acc[i][2]);
+        for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_fmadd_ps(x, wv[j], acc[i][j]);
       }
     }
   }
   for (; k < kc; ++k) {
-    const float* w = blk + k * kPanel;
-    const __m512 w0 = _mm512_load_ps(w), w1 = _mm512_load_ps(w + 16), w2 = _mm512_load_ps(w + 32);
+    const float* w = blk + k * width;
+    __m512 wv[NV];
+    for (int j = 0; j < NV; ++j) wv[j] = _mm512_load_ps(w + 16 * j);
     for (int i = 0; i < MR; ++i) {
       const __m512 x = _mm512_set1_ps(a[i * lda + k]);
-      acc[i][0] = _mm512_fmadd_ps(x, w0, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(x, w1, acc[i][1]);
-      acc[i][2] = _mm512_fmadd_ps(x, w2, acc[i][2]);
+      for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_fmadd_ps(x, wv[j], acc[i][j]);
     }
   }
   if (last && ep.clamp) {
     const __m512 lo = _mm512_set1_ps(ep.lo), hi = _mm512_set1_ps(ep.hi);
     for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < 3; ++j) acc[i][j] = _mm512_min_ps(_mm512_max_ps(acc[i][j], lo), hi);
+      for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_min_ps(_mm512_max_ps(acc[i][j], lo), hi);
   }
   for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < 3; ++j) _mm512_mask_storeu_ps(y + i * ldy + 16 * j, mk.m[j], acc[i][j]);
+    for (int j = 0; j < NV; ++j) _mm512_mask_storeu_ps(y + i * ldy + 16 * j, mk.m[j], acc[i][j]);
 }
 
-template <int MR>
+template <int MR, int NV>
 OSPREY_PANEL void tile_rows(const float* a, int64_t lda, const float* blk, int64_t kc, float* y,
                             int64_t ldy, const float* bias, float beta, bool first, bool last,
                             const Masks& mk, const Epilogue& ep, Prefetch& pf) {
-  tile<MR>(a, lda, blk, kc, y, ldy, bias, beta, first, last, mk, ep, pf);
+  tile<MR, NV>(a, lda, blk, kc, y, ldy, bias, beta, first, last, mk, ep, pf);
 }
 
 using TileFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, const float*,
                         float, bool, bool, const Masks&, const Epilogue&, Prefetch&);
-constexpr TileFn kTiles[kRows + 1] = {nullptr,        tile_rows<1>, tile_rows<2>, tile_rows<3>,
-                                      tile_rows<4>,   tile_rows<5>, tile_rows<6>, tile_rows<7>,
-                                      tile_rows<8>};
+template <int NV>
+constexpr TileFn kTilesOf[kRows + 1] = {nullptr,
+                                        tile_rows<1, NV>, tile_rows<2, NV>, tile_rows<3, NV>,
+                                        tile_rows<4, NV>, tile_rows<5, NV>, tile_rows<6, NV>,
+                                        tile_rows<7, NV>, tile_rows<8, NV>};
+// kTiles[vectors][rows]
+constexpr const TileFn* kTiles[4] = {nullptr, kTilesOf<1>, kTilesOf<2>, kTilesOf<3>};
+
+// Columns of panel p: 48, the last rounded up to a multiple of 16.
+int64_t panel_width(const PanelB& b, int64_t p) {
+  return p + 1 < b.panels ? kPanel : b.last_width;
+}
 
 // One thread's share: panels [p0, p1) of every block, blocks in order.
 void run_panels(const PanelB& b, const float* a, int64_t M, int64_t lda, const float* bias,
@@ -119,7 +128,7 @@ void run_panels(const PanelB& b, const float* a, int64_t M, int64_t lda, const f
   const int64_t tiles = (M + kRows - 1) / kRows;
   for (int64_t k0 = 0; k0 < b.K; k0 += b.kc) {
     const int64_t kc = std::min(b.kc, b.K - k0);
-    const float* block0 = b.data + k0 * b.panels * kPanel;  // this block row's first panel
+    const float* block0 = b.data + k0 * b.padded_n;  // this block row's first panel
     const int64_t next_kc = std::min(b.kc, b.K - (k0 + kc));
     for (int64_t p = p0; p < p1; ++p) {
       const float* blk = block0 + p * kc * kPanel;
@@ -127,10 +136,10 @@ void run_panels(const PanelB& b, const float* a, int64_t M, int64_t lda, const f
       const float* next = nullptr;
       int64_t next_floats = 0;
       if (p + 1 < p1) {
-        next = blk + kc * kPanel, next_floats = kc * kPanel;
+        next = blk + kc * kPanel, next_floats = kc * panel_width(b, p + 1);
       } else if (next_kc > 0) {
-        next = b.data + (k0 + kc) * b.panels * kPanel + p0 * next_kc * kPanel;
-        next_floats = next_kc * kPanel;
+        next = b.data + (k0 + kc) * b.padded_n + p0 * next_kc * kPanel;
+        next_floats = next_kc * panel_width(b, p0);
       }
       Prefetch pf;
       if (next && M >= kPrefetchMinRows) {
@@ -139,6 +148,7 @@ void run_panels(const PanelB& b, const float* a, int64_t M, int64_t lda, const f
         pf.end = pf.at + next_floats * 4;
         pf.per_step = steps > 0 ? static_cast<int>((lines + steps - 1) / steps) : 0;
       }
+      const TileFn* tiles_of = kTiles[panel_width(b, p) / 16];
       Masks mk;
       for (int j = 0; j < 3; ++j) {
         const int64_t valid = std::clamp<int64_t>(b.N - p * kPanel - 16 * j, 0, 16);
@@ -147,7 +157,7 @@ void run_panels(const PanelB& b, const float* a, int64_t M, int64_t lda, const f
       const float* pbias = bias ? bias + p * kPanel : nullptr;
       for (int64_t t = 0; t < tiles; ++t) {
         const int64_t r0 = t * kRows, rows = std::min<int64_t>(kRows, M - r0);
-        kTiles[rows](a + r0 * lda + k0, lda, blk, kc, y + r0 * b.N + p * kPanel, b.N, pbias, beta,
+        tiles_of[rows](a + r0 * lda + k0, lda, blk, kc, y + r0 * b.N + p * kPanel, b.N, pbias, beta,
                      k0 == 0, k0 + kc == b.K, mk, ep, pf);
       }
     }
@@ -164,7 +174,9 @@ PanelB pack_panel_b(const float* b, int64_t K, int64_t N, int64_t k_stride, int6
   const int64_t blocks = (K + kBlockRows - 1) / kBlockRows;
   pb.kc = (K + blocks - 1) / blocks;  // even blocks
   pb.panels = (N + kPanel - 1) / kPanel;
-  const size_t bytes = static_cast<size_t>(K * pb.panels * kPanel) * sizeof(float);
+  pb.last_width = (N - (pb.panels - 1) * kPanel + 15) / 16 * 16;
+  pb.padded_n = (pb.panels - 1) * kPanel + pb.last_width;
+  const size_t bytes = static_cast<size_t>(K * pb.padded_n) * sizeof(float);
   float* out = static_cast<float*>(allocate_large(bytes));
   if (!out) throw std::bad_alloc();
   pb.storage = std::shared_ptr<void>(out, [](void* q) { free_large(q); });
@@ -172,15 +184,15 @@ PanelB pack_panel_b(const float* b, int64_t K, int64_t N, int64_t k_stride, int6
   for (int64_t k0 = 0; k0 < K; k0 += pb.kc) {
     const int64_t kc = std::min(pb.kc, K - k0);
     for (int64_t p = 0; p < pb.panels; ++p) {
-      const int64_t n0 = p * kPanel, width = std::min(kPanel, N - n0);
-      for (int64_t k = k0; k < k0 + kc; ++k, out += kPanel) {
+      const int64_t n0 = p * kPanel, width = std::min(kPanel, N - n0), stored = panel_width(pb, p);
+      for (int64_t k = k0; k < k0 + kc; ++k, out += stored) {
         const float* from = b + k * k_stride + n0 * n_stride;
         if (n_stride == 1) {
           std::memcpy(out, from, static_cast<size_t>(width) * sizeof(float));
         } else {
           for (int64_t j = 0; j < width; ++j) out[j] = from[j * n_stride];
         }
-        std::fill(out + width, out + kPanel, 0.0f);
+        std::fill(out + width, out + stored, 0.0f);
       }
     }
   }

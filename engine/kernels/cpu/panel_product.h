@@ -17,7 +17,9 @@ namespace osprey::cpu {
 struct PanelB {
   int64_t K = 0, N = 0;
   int64_t kc = 0;      // rows of B per block (the last block may have fewer)
-  int64_t panels = 0;  // blocks of 48 columns, the last zero-padded
+  int64_t panels = 0;      // blocks of 48 columns; the last is last_width wide
+  int64_t last_width = 0;  // 16, 32 or 48: the last panel's columns, zero-padded past N
+  int64_t padded_n = 0;    // the panels' columns together
   std::shared_ptr<void> storage;
   const float* data = nullptr;  // null: not packed
 };
@@ -26,7 +28,7 @@ struct PanelB {
 bool panel_product_supported();
 
 // Packs B [K, N], element (k, n) at b[k * k_stride + n * n_stride]: for each block of kc rows,
-// its panels of 48 columns in turn, each kc x 48 row-major.
+// its panels of 48 columns in turn (the last 16, 32 or 48), each kc x width row-major.
 PanelB pack_panel_b(const float* b, int64_t K, int64_t N, int64_t k_stride, int64_t n_stride);
 
 // Y[M, N] (row stride N) = A[M, K] (row stride lda) B (+ bias[N] when bias is not null)
