@@ -68,21 +68,16 @@ bool product_conv_pays(const NhwcConv& p) {
 
 std::shared_ptr<const PanelB> pack_product_weights(const float* w, int64_t M, int64_t C, int64_t KH,
                                                    int64_t KW) {
-  // B [K, M] with k = (kh * KW + kw) * C + c, from W [M, C, KH, KW]: a plain copy in that
-  // order first (k-major), then the panels. The copy goes 16 output channels at a time, so
-  // that the 16 rows of W it reads stay in cache and each write fills a cache line.
-  const int64_t K = KH * KW * C, taps = KH * KW;
-  std::vector<float> plain(static_cast<size_t>(K * M));
-  constexpr int64_t kRowsAtOnce = 16;
-  for (int64_t m0 = 0; m0 < M; m0 += kRowsAtOnce) {
-    const int64_t m1 = std::min(M, m0 + kRowsAtOnce);
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t t = 0; t < taps; ++t) {
-        float* to = plain.data() + (t * C + c) * M;
-        for (int64_t m = m0; m < m1; ++m) to[m] = w[(m * C + c) * taps + t];
-      }
-  }
-  return std::make_shared<const PanelB>(pack_panel_b(plain.data(), K, M, M, 1));
+  // B [K, M] with k = (kh * KW + kw) * C + c, straight from W [M, C, KH, KW]: a panel row
+  // reads one float from each of its output channels' rows of W, and the next rows of B (the
+  // next input channels) read their neighbours, while those lines are still in cache.
+  const int64_t taps = KH * KW;
+  auto pb = std::make_shared<PanelB>(make_panel_b(taps * C, M));
+  fill_panel_b(*pb, [&](int64_t k, int64_t n0, int64_t width, float* out) {
+    const float* from = w + n0 * C * taps + (k % C) * taps + k / C;
+    for (int64_t j = 0; j < width; ++j) out[j] = from[j * C * taps];
+  });
+  return pb;
 }
 
 void run_product_conv(const ProductConv& c, const float* x, const float* bias, float* y, int threads) {

@@ -12,7 +12,7 @@
 namespace osprey::cpu {
 namespace {
 
-constexpr int64_t kPanel = 48;  // columns per panel: three 16-lane vectors
+constexpr int64_t kPanel = kPanelColumns;
 constexpr int kRows = 8;        // rows per register tile (24 accumulators)
 // Rows of B per block: 768 ran BERT-base's products fastest (256: 149-153 GFLOP/s, 384:
 // 158-160, 768: 165-166, 1536: 150 on 3072 -> 768; Ice Lake, one core, B from memory).
@@ -117,11 +117,6 @@ constexpr TileFn kTilesOf[kRows + 1] = {nullptr,
 // kTiles[vectors][rows]
 constexpr const TileFn* kTiles[4] = {nullptr, kTilesOf<1>, kTilesOf<2>, kTilesOf<3>};
 
-// Columns of panel p: 48, the last rounded up to a multiple of 16.
-int64_t panel_width(const PanelB& b, int64_t p) {
-  return p + 1 < b.panels ? kPanel : b.last_width;
-}
-
 // One thread's share: panels [p0, p1) of every block, blocks in order.
 void run_panels(const PanelB& b, const float* a, int64_t M, int64_t lda, const float* bias,
                 float beta, float* y, const Epilogue& ep, int64_t p0, int64_t p1) {
@@ -168,7 +163,7 @@ void run_panels(const PanelB& b, const float* a, int64_t M, int64_t lda, const f
 
 bool panel_product_supported() { return vector_isa_supported(VectorIsa::avx512); }
 
-PanelB pack_panel_b(const float* b, int64_t K, int64_t N, int64_t k_stride, int64_t n_stride) {
+PanelB make_panel_b(int64_t K, int64_t N) {
   PanelB pb;
   pb.K = K, pb.N = N;
   const int64_t blocks = (K + kBlockRows - 1) / kBlockRows;
@@ -181,21 +176,19 @@ PanelB pack_panel_b(const float* b, int64_t K, int64_t N, int64_t k_stride, int6
   if (!out) throw std::bad_alloc();
   pb.storage = std::shared_ptr<void>(out, [](void* q) { free_large(q); });
   pb.data = out;
-  for (int64_t k0 = 0; k0 < K; k0 += pb.kc) {
-    const int64_t kc = std::min(pb.kc, K - k0);
-    for (int64_t p = 0; p < pb.panels; ++p) {
-      const int64_t n0 = p * kPanel, width = std::min(kPanel, N - n0), stored = panel_width(pb, p);
-      for (int64_t k = k0; k < k0 + kc; ++k, out += stored) {
-        const float* from = b + k * k_stride + n0 * n_stride;
-        if (n_stride == 1) {
-          std::memcpy(out, from, static_cast<size_t>(width) * sizeof(float));
-        } else {
-          for (int64_t j = 0; j < width; ++j) out[j] = from[j * n_stride];
-        }
-        std::fill(out + width, out + stored, 0.0f);
-      }
+  return pb;
+}
+
+PanelB pack_panel_b(const float* b, int64_t K, int64_t N, int64_t k_stride, int64_t n_stride) {
+  PanelB pb = make_panel_b(K, N);
+  fill_panel_b(pb, [&](int64_t k, int64_t n0, int64_t width, float* out) {
+    const float* from = b + k * k_stride + n0 * n_stride;
+    if (n_stride == 1) {
+      std::memcpy(out, from, static_cast<size_t>(width) * sizeof(float));
+    } else {
+      for (int64_t j = 0; j < width; ++j) out[j] = from[j * n_stride];
     }
-  }
+  });
   return pb;
 }
 

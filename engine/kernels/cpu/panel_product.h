@@ -9,6 +9,7 @@
 // next block already in L2, at 152-166.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 
@@ -27,9 +28,37 @@ struct PanelB {
 // Whether the CPU runs the kernel (AVX-512F).
 bool panel_product_supported();
 
+constexpr int64_t kPanelColumns = 48;  // three 16-lane vectors
+
+// Columns of panel p: 48, the last rounded up to a multiple of 16.
+inline int64_t panel_width(const PanelB& b, int64_t p) {
+  return p + 1 < b.panels ? kPanelColumns : b.last_width;
+}
+
 // Packs B [K, N], element (k, n) at b[k * k_stride + n * n_stride]: for each block of kc rows,
 // its panels of 48 columns in turn (the last 16, 32 or 48), each kc x width row-major.
 PanelB pack_panel_b(const float* b, int64_t K, int64_t N, int64_t k_stride, int64_t n_stride);
+
+// The same in two steps, for a B laid out otherwise: make_panel_b allocates (contents
+// undefined), and fill_panel_b calls row(k, n0, width, out) to write B's row k, columns
+// [n0, n0 + width), to out, for every row of every panel in storage order (the padding past N
+// it zeroes itself).
+PanelB make_panel_b(int64_t K, int64_t N);
+template <class Row>
+void fill_panel_b(PanelB& pb, Row&& row) {
+  float* out = const_cast<float*>(pb.data);
+  for (int64_t k0 = 0; k0 < pb.K; k0 += pb.kc) {
+    const int64_t kc = std::min(pb.kc, pb.K - k0);
+    for (int64_t p = 0; p < pb.panels; ++p) {
+      const int64_t n0 = p * kPanelColumns, width = std::min(kPanelColumns, pb.N - n0);
+      const int64_t stored = panel_width(pb, p);
+      for (int64_t k = k0; k < k0 + kc; ++k, out += stored) {
+        row(k, n0, width, out);
+        for (int64_t j = width; j < stored; ++j) out[j] = 0.0f;
+      }
+    }
+  }
+}
 
 // Y[M, N] (row stride N) = A[M, K] (row stride lda) B (+ bias[N] when bias is not null)
 // (+ beta Y as it was, when beta != 0), then clamped to [lo, hi] when `clamp` (a Relu: 0,
