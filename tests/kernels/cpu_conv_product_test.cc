@@ -38,28 +38,7 @@ std::vector<Case> cases() {
 TEST(CpuConvProduct, MatchesReferenceOnEveryPiece) {
   if (!cpu::panel_product_supported()) GTEST_SKIP() << "panel_product needs AVX-512";
   cpu::ProductPolicyScope always(TapPolicy::kAlways);
-  ThreadPool pool2(2);
-  for (const auto& c : cases()) {
-    SCOPED_TRACE(c.name);
-    const Attrs attrs = channels_last(c.attrs);
-    const Tensor x = random_tensor(c.x_nhwc, 1), w = random_tensor(c.w, 2), b = random_tensor({c.w[0]}, 3);
-    NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
-    auto shape_run = ref.run({x, w, c.bias ? b : Tensor()});
-    ASSERT_TRUE(shape_run.ok()) << shape_run.status().to_string();
-    const Tensor z = c.residual ? random_tensor(shape_run->shape(), 4) : Tensor();
-    const std::vector<Tensor> in = {x, w, c.bias ? b : Tensor(), z};
-    auto want = ref.run(in);
-    ASSERT_TRUE(want.ok()) << want.status().to_string();
-    NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
-    ASSERT_TRUE(fast.prepare_status().ok()) << fast.prepare_status().to_string();
-    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-      const int64_t before = cpu::product_convolutions_run();
-      auto got = fast.run(in, pool);
-      ASSERT_TRUE(got.ok()) << got.status().to_string();
-      EXPECT_EQ(cpu::product_convolutions_run(), before + 1) << "the product form did not run";
-      expect_close(*got, *want);
-    }
-  }
+  for (const auto& c : cases()) expect_form_matches_reference(c, cpu::product_convolutions_run);
 }
 
 TEST(CpuConvProduct, AutoTakesItForFewPixelsAndLargeWeights) {
@@ -96,32 +75,15 @@ TEST(CpuConvProduct, NotUsedWhereItDoesNotApply) {
   // Grouped, NCHW, computed weights and activations it does not apply (Sigmoid) take the other
   // forms even with kAlways.
   cpu::ProductPolicyScope always(TapPolicy::kAlways);
-  struct Other {
-    const char* name;
-    Shape x, w;
-    Attrs attrs;
-    bool constant_w;
-  };
-  const std::vector<Other> others = {
-      {"grouped", {1, 6, 6, 32}, {32, 8, 3, 3}, channels_last({{"group", int_attr(4)}}), true},
-      {"nchw", {1, 32, 6, 6}, {4, 32, 3, 3}, {}, true},
-      {"computed_weights", {1, 6, 6, 32}, {4, 32, 3, 3}, channels_last({}), false},
-      {"sigmoid", {1, 6, 6, 32}, {4, 32, 3, 3},
-       channels_last({{"activation", string_attr("Sigmoid")}}), true},
-  };
-  for (const auto& o : others) {
-    SCOPED_TRACE(o.name);
-    const Tensor x = random_tensor(o.x, 10), w = random_tensor(o.w, 11);
-    NodeRunner fast("FusedConv", "com.osprey", 1, o.attrs, Device::cpu,
-                    {Tensor(), o.constant_w ? w : Tensor()});
-    NodeRunner ref("FusedConv", "com.osprey", 1, o.attrs, Device::ref);
-    const int64_t before = cpu::product_convolutions_run();
-    auto got = fast.run({x, w});
-    auto want = ref.run({x, w});
-    ASSERT_TRUE(got.ok() && want.ok()) << got.status().to_string();
-    EXPECT_EQ(cpu::product_convolutions_run(), before);
-    expect_close(*got, *want);
-  }
+  expect_form_not_taken(
+      {
+          {"grouped", {1, 6, 6, 32}, {32, 8, 3, 3}, channels_last({{"group", int_attr(4)}}), true},
+          {"nchw", {1, 32, 6, 6}, {4, 32, 3, 3}, {}, true},
+          {"computed_weights", {1, 6, 6, 32}, {4, 32, 3, 3}, channels_last({}), false},
+          {"sigmoid", {1, 6, 6, 32}, {4, 32, 3, 3},
+           channels_last({{"activation", string_attr("Sigmoid")}}), true},
+      },
+      cpu::product_convolutions_run);
 }
 
 }  // namespace

@@ -46,29 +46,7 @@ std::vector<Case> cases() {
 
 TEST(CpuConvTaps, MatchesReferenceOnEveryPiece) {
   PolicyScope always(TapPolicy::kAlways);
-  ThreadPool pool2(2);
-  for (const auto& c : cases()) {
-    SCOPED_TRACE(c.name);
-    const Attrs attrs = channels_last(c.attrs);
-    const Tensor x = random_tensor(c.x_nhwc, 1), w = random_tensor(c.w, 2),
-                 b = random_tensor({c.w[0]}, 3);
-    NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
-    auto shape_run = ref.run({x, w, c.bias ? b : Tensor()});
-    ASSERT_TRUE(shape_run.ok()) << shape_run.status().to_string();
-    const Tensor z = c.residual ? random_tensor(shape_run->shape(), 4) : Tensor();
-    const std::vector<Tensor> in = {x, w, c.bias ? b : Tensor(), z};
-    auto want = ref.run(in);
-    ASSERT_TRUE(want.ok()) << want.status().to_string();
-    NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
-    ASSERT_TRUE(fast.prepare_status().ok()) << fast.prepare_status().to_string();
-    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-      const int64_t before = tap_runs();
-      auto got = fast.run(in, pool);
-      ASSERT_TRUE(got.ok()) << got.status().to_string();
-      EXPECT_EQ(tap_runs(), before + 1) << "the tap form did not run";
-      expect_close(*got, *want);
-    }
-  }
+  for (const auto& c : cases()) expect_form_matches_reference(c, tap_runs);
 }
 
 TEST(CpuConvTaps, AgreesWithTheDirectFormAndMutationsAreCaught) {
@@ -170,31 +148,14 @@ TEST(CpuConvTaps, AutoTakesTheTapFormWhereTheDirectKernelIsAvx2AndChannelsAreMan
 TEST(CpuConvTaps, NotUsedWhereItDoesNotApply) {
   // Grouped, 1x1, NCHW and computed (non-constant) weights run the direct form even with kAlways.
   PolicyScope always(TapPolicy::kAlways);
-  struct Other {
-    const char* name;
-    Shape x, w;
-    Attrs attrs;
-    bool constant_w;
-  };
-  const std::vector<Other> others = {
-      {"grouped", {1, 6, 6, 8}, {8, 2, 3, 3}, channels_last({{"group", int_attr(4)}}), true},
-      {"pointwise", {1, 6, 6, 8}, {4, 8, 1, 1}, channels_last({}), true},
-      {"nchw", {1, 8, 6, 6}, {4, 8, 3, 3}, {}, true},
-      {"computed_weights", {1, 6, 6, 8}, {4, 8, 3, 3}, channels_last({}), false},
-  };
-  for (const auto& o : others) {
-    SCOPED_TRACE(o.name);
-    const Tensor x = random_tensor(o.x, 10), w = random_tensor(o.w, 11);
-    NodeRunner fast("FusedConv", "com.osprey", 1, o.attrs, Device::cpu,
-                    {Tensor(), o.constant_w ? w : Tensor()});
-    NodeRunner ref("FusedConv", "com.osprey", 1, o.attrs, Device::ref);
-    const int64_t before = tap_runs();
-    auto got = fast.run({x, w});
-    auto want = ref.run({x, w});
-    ASSERT_TRUE(got.ok() && want.ok()) << got.status().to_string();
-    EXPECT_EQ(tap_runs(), before);
-    expect_close(*got, *want);
-  }
+  expect_form_not_taken(
+      {
+          {"grouped", {1, 6, 6, 8}, {8, 2, 3, 3}, channels_last({{"group", int_attr(4)}}), true},
+          {"pointwise", {1, 6, 6, 8}, {4, 8, 1, 1}, channels_last({}), true},
+          {"nchw", {1, 8, 6, 6}, {4, 8, 3, 3}, {}, true},
+          {"computed_weights", {1, 6, 6, 8}, {4, 8, 3, 3}, channels_last({}), false},
+      },
+      tap_runs);
 }
 
 }  // namespace

@@ -163,33 +163,16 @@ TEST(CpuConvTiles, NotUsedWhereItDoesNotApply) {
   // Grouped, 1x1, NCHW, computed weights and activations it does not apply (Sigmoid) take the
   // other forms even with kAlways; so does everything while the tap form is forced.
   cpu::TilePolicyScope always(TapPolicy::kAlways);
-  struct Other {
-    const char* name;
-    Shape x, w;
-    Attrs attrs;
-    bool constant_w;
-  };
-  const std::vector<Other> others = {
-      {"grouped", {1, 6, 6, 32}, {32, 8, 3, 3}, channels_last({{"group", int_attr(4)}}), true},
-      {"pointwise", {1, 6, 6, 32}, {4, 32, 1, 1}, channels_last({}), true},
-      {"nchw", {1, 32, 6, 6}, {4, 32, 3, 3}, {}, true},
-      {"computed_weights", {1, 6, 6, 32}, {4, 32, 3, 3}, channels_last({}), false},
-      {"sigmoid", {1, 6, 6, 32}, {4, 32, 3, 3},
-       channels_last({{"activation", string_attr("Sigmoid")}}), true},
-  };
-  for (const auto& o : others) {
-    SCOPED_TRACE(o.name);
-    const Tensor x = random_tensor(o.x, 10), w = random_tensor(o.w, 11);
-    NodeRunner fast("FusedConv", "com.osprey", 1, o.attrs, Device::cpu,
-                    {Tensor(), o.constant_w ? w : Tensor()});
-    NodeRunner ref("FusedConv", "com.osprey", 1, o.attrs, Device::ref);
-    const int64_t before = cpu::tile_convolutions_run();
-    auto got = fast.run({x, w});
-    auto want = ref.run({x, w});
-    ASSERT_TRUE(got.ok() && want.ok()) << got.status().to_string();
-    EXPECT_EQ(cpu::tile_convolutions_run(), before);
-    expect_close(*got, *want);
-  }
+  expect_form_not_taken(
+      {
+          {"grouped", {1, 6, 6, 32}, {32, 8, 3, 3}, channels_last({{"group", int_attr(4)}}), true},
+          {"pointwise", {1, 6, 6, 32}, {4, 32, 1, 1}, channels_last({}), true},
+          {"nchw", {1, 32, 6, 6}, {4, 32, 3, 3}, {}, true},
+          {"computed_weights", {1, 6, 6, 32}, {4, 32, 3, 3}, channels_last({}), false},
+          {"sigmoid", {1, 6, 6, 32}, {4, 32, 3, 3},
+           channels_last({{"activation", string_attr("Sigmoid")}}), true},
+      },
+      cpu::tile_convolutions_run);
   cpu::TapPolicyScope taps(TapPolicy::kAlways);
   const Tensor x = random_tensor({1, 6, 6, 32}, 12), w = random_tensor({4, 32, 3, 3}, 13);
   NodeRunner fast("FusedConv", "com.osprey", 1, channels_last({}), Device::cpu, {Tensor(), w});

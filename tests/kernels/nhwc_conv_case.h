@@ -1,11 +1,14 @@
-// A channels-last FusedConv test case, shared by the tests of the tap and tile forms.
+// A channels-last FusedConv test case, shared by the tests of the tap, tile and product forms,
+// and the checks those tests share.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "cpu_test_harness.h"
 #include "kernel_harness.h"
 #include "kernels/cpu/dnnl_common.h"
+#include "threading/thread_pool.h"
 
 namespace osprey::testing {
 
@@ -69,6 +72,57 @@ inline std::string direct_impl(int64_t C, int64_t H, int64_t M) {
                                     dnnl::algorithm::convolution_direct, src, w, dst, {1, 1},
                                     {1, 1}, {1, 1});
   return dnnl::convolution_forward::primitive_desc(d, cpu::dnnl_engine()).impl_info_str();
+}
+
+// Runs case c (channels-last, constant weights, random X / bias / Z) on the CPU kernel, on no
+// pool and on a pool of 2, and checks that each run took the form (runs() counts its runs)
+// and agrees with the reference FusedConv.
+inline void expect_form_matches_reference(const NhwcConvCase& c, int64_t (*runs)()) {
+  SCOPED_TRACE(c.name);
+  ThreadPool pool2(2);
+  const Attrs attrs = channels_last(c.attrs);
+  const Tensor x = random_tensor(c.x_nhwc, 1), w = random_tensor(c.w, 2), b = random_tensor({c.w[0]}, 3);
+  NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
+  auto shape_run = ref.run({x, w, c.bias ? b : Tensor()});
+  ASSERT_TRUE(shape_run.ok()) << shape_run.status().to_string();
+  const Tensor z = c.residual ? random_tensor(shape_run->shape(), 4) : Tensor();
+  const std::vector<Tensor> in = {x, w, c.bias ? b : Tensor(), z};
+  auto want = ref.run(in);
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
+  ASSERT_TRUE(fast.prepare_status().ok()) << fast.prepare_status().to_string();
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+    const int64_t before = runs();
+    auto got = fast.run(in, pool);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_EQ(runs(), before + 1) << "the form did not run";
+    expect_close(*got, *want);
+  }
+}
+
+// A convolution some form must not take.
+struct OtherConv {
+  const char* name;
+  Shape x, w;
+  Attrs attrs;
+  bool constant_w;
+};
+
+// Runs each on the CPU kernel and the reference: they agree, and runs() did not move.
+inline void expect_form_not_taken(const std::vector<OtherConv>& others, int64_t (*runs)()) {
+  for (const auto& o : others) {
+    SCOPED_TRACE(o.name);
+    const Tensor x = random_tensor(o.x, 10), w = random_tensor(o.w, 11);
+    NodeRunner fast("FusedConv", "com.osprey", 1, o.attrs, Device::cpu,
+                    {Tensor(), o.constant_w ? w : Tensor()});
+    NodeRunner ref("FusedConv", "com.osprey", 1, o.attrs, Device::ref);
+    const int64_t before = runs();
+    auto got = fast.run({x, w});
+    auto want = ref.run({x, w});
+    ASSERT_TRUE(got.ok() && want.ok()) << got.status().to_string();
+    EXPECT_EQ(runs(), before);
+    expect_close(*got, *want);
+  }
 }
 
 }  // namespace osprey::testing

@@ -11,17 +11,6 @@ namespace {
 std::atomic<int> g_policy{static_cast<int>(TapPolicy::kAuto)};
 std::atomic<int64_t> g_runs{0};
 
-// The calling thread's buffer for one block's copied taps.
-float* taps_buffer(size_t floats) {
-  thread_local std::unique_ptr<float[]> data;
-  thread_local size_t capacity = 0;
-  if (floats > capacity) {
-    data.reset();
-    data = std::make_unique_for_overwrite<float[]>(floats);
-    capacity = floats;
-  }
-  return data.get();
-}
 
 bool reads_x_as_is(const NhwcConv& p) {
   return p.KH == 1 && p.KW == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
@@ -89,7 +78,7 @@ void run_product_conv(const ProductConv& c, const float* x, const float* bias, f
     panel_product(*c.b, x, pixels, p.C, bias, beta, y, threads, c.clamp, c.lo, c.hi);
     return;
   }
-  float* a = taps_buffer(static_cast<size_t>(std::min(pixels, kProductRows) * K));
+  float* a = conv_thread_buffer(static_cast<size_t>(std::min(pixels, kProductRows) * K));
   for (int64_t r0 = 0; r0 < pixels; r0 += kProductRows) {
     const int64_t rows = std::min(kProductRows, pixels - r0);
     copy_taps(p, x, r0, rows, a);

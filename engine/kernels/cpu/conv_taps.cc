@@ -91,17 +91,6 @@ std::shared_ptr<const TapRows> pack_rows(
   return rows;
 }
 
-// The calling thread's buffer for one row's copied pixels (at most kTapBlockBytes).
-float* row_buffer(size_t floats) {
-  thread_local std::unique_ptr<float[]> data;
-  thread_local size_t capacity = 0;
-  if (floats > capacity) {
-    data.reset();
-    data = std::make_unique_for_overwrite<float[]>(floats);
-    capacity = floats;
-  }
-  return data.get();
-}
 
 // Copies the pixels under kernel row r's taps for output pixels [q0, q0 + n) into buf
 // ([n, KW * C]); taps that fall in the padding are zeros.
@@ -255,7 +244,7 @@ void run_taps(const TapConv& t, const float* x, const float* bias, float* y, Thr
   g_runs.fetch_add(1, std::memory_order_relaxed);
   const NhwcConv& p = t.p;
   const int64_t pixels = p.N * p.OH * p.OW, KC = p.KW * p.C;
-  float* buf = row_buffer(static_cast<size_t>(t.block * KC));
+  float* buf = conv_thread_buffer(static_cast<size_t>(t.block * KC));
   for (int64_t q0 = 0; q0 < pixels; q0 += t.block) {
     const int64_t n = std::min(t.block, pixels - q0);
     const int size = n == t.block ? 0 : 1;
@@ -283,6 +272,17 @@ void run_taps(const TapConv& t, const float* x, const float* bias, float* y, Thr
       execute(s.prim, args, s.scratch_md);
     }
   }
+}
+
+float* conv_thread_buffer(size_t floats) {
+  thread_local std::unique_ptr<float[]> data;
+  thread_local size_t capacity = 0;
+  if (floats > capacity) {
+    data.reset();
+    data = std::make_unique_for_overwrite<float[]>(floats);
+    capacity = floats;
+  }
+  return data.get();
 }
 
 }  // namespace osprey::cpu

@@ -107,6 +107,10 @@ Result<std::shared_ptr<const TapConv>> build_taps(
 std::vector<float> unpack_tap_rows(const TapRows& rows, int64_t M, int64_t C, int64_t KH,
                                    int64_t KW);
 
+// The calling thread's scratch floats for copied pixels (grown to the largest asked for and
+// kept; shared by the tap and product forms, whose runs never nest).
+float* conv_thread_buffer(size_t floats);
+
 // Runs it: x is [N, H, W, C], y is [N, OH, OW, M] (or both blocked, see NhwcConv::block),
 // y holding Z already when p.has_z; bias is [M] or null.
 void run_taps(const TapConv& t, const float* x, const float* bias, float* y, ThreadPool* pool);
