@@ -353,12 +353,16 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
     key.insert(key.end(), pad_r.begin(), pad_r.end());
     if (!winograd_measured_faster(*wino, *direct, io, key)) wino.reset();
   }
+  // The 2-D problem as the product, tile and tap forms see it (win has two dimensions).
+  const auto nhwc_problem = [&] {
+    return NhwcConv{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0],
+                    win.out[1], win.strides[0], win.strides[1], win.dilations[0],
+                    win.dilations[1], win.pad_begin[0], win.pad_begin[1], has_bias, has_z, blk};
+  };
   // A float32 channels-last convolution with constant weights may run in the product form,
   // decided once per node at its first build (its packed weights serve every input shape).
   if (!wino && packable && cl && group == 1 && !st.bf16 && win.nd == 2 && st.product != 0) {
-    const NhwcConv tp{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0],
-                      win.out[1], win.strides[0], win.strides[1], win.dilations[0],
-                      win.dilations[1], win.pad_begin[0], win.pad_begin[1], has_bias, has_z, 0};
+    const NhwcConv tp = nhwc_problem();
     TileAct act = TileAct::kNone;
     float lo = 0, hi = 0;
     const bool act_ok = st.act.affine.empty() && tile_activation(st.act.name, st.act.params, &act, &lo, &hi);
@@ -384,9 +388,7 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   const bool forms_apply = !wino && packable && (cl || blk) && group == 1 && !st.bf16 && win.nd == 2 &&
                        shape_numel(win.kernel) > 1;
   if (forms_apply) {
-    const NhwcConv tp{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0],
-                      win.out[1], win.strides[0], win.strides[1], win.dilations[0],
-                      win.dilations[1], win.pad_begin[0], win.pad_begin[1], has_bias, has_z, blk};
+    const NhwcConv tp = nhwc_problem();
     if (st.tiles != 0 && !blk) {
       TileAct act = TileAct::kNone;
       float lo = 0, hi = 0;

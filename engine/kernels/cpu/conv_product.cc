@@ -3,14 +3,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <vector>
 
 namespace osprey::cpu {
 namespace {
 
 std::atomic<int> g_policy{static_cast<int>(TapPolicy::kAuto)};
 std::atomic<int64_t> g_runs{0};
-
 
 bool reads_x_as_is(const NhwcConv& p) {
   return p.KH == 1 && p.KW == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&

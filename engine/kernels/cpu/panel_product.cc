@@ -46,7 +46,7 @@ struct Epilogue {
 
 // MR rows times NV vectors of 16 columns (the last panel of B may be 16 or 32 wide).
 template <int MR, int NV>
-OSPREY_PANEL inline void tile(const float* a, int64_t lda, const float* blk, int64_t kc, float* y,
+OSPREY_PANEL void tile(const float* a, int64_t lda, const float* blk, int64_t kc, float* y,
                               int64_t ldy, const float* bias, float beta, bool first, bool last,
                               const Masks& mk, const Epilogue& ep, Prefetch& pf) {
   constexpr int64_t width = 16 * NV;
@@ -100,20 +100,12 @@ OSPREY_PANEL inline void tile(const float* a, int64_t lda, const float* blk, int
     for (int j = 0; j < NV; ++j) _mm512_mask_storeu_ps(y + i * ldy + 16 * j, mk.m[j], acc[i][j]);
 }
 
-template <int MR, int NV>
-OSPREY_PANEL void tile_rows(const float* a, int64_t lda, const float* blk, int64_t kc, float* y,
-                            int64_t ldy, const float* bias, float beta, bool first, bool last,
-                            const Masks& mk, const Epilogue& ep, Prefetch& pf) {
-  tile<MR, NV>(a, lda, blk, kc, y, ldy, bias, beta, first, last, mk, ep, pf);
-}
-
 using TileFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, const float*,
                         float, bool, bool, const Masks&, const Epilogue&, Prefetch&);
 template <int NV>
-constexpr TileFn kTilesOf[kRows + 1] = {nullptr,
-                                        tile_rows<1, NV>, tile_rows<2, NV>, tile_rows<3, NV>,
-                                        tile_rows<4, NV>, tile_rows<5, NV>, tile_rows<6, NV>,
-                                        tile_rows<7, NV>, tile_rows<8, NV>};
+constexpr TileFn kTilesOf[kRows + 1] = {nullptr,      tile<1, NV>, tile<2, NV>, tile<3, NV>,
+                                        tile<4, NV>,  tile<5, NV>, tile<6, NV>, tile<7, NV>,
+                                        tile<8, NV>};
 // kTiles[vectors][rows]
 constexpr const TileFn* kTiles[4] = {nullptr, kTilesOf<1>, kTilesOf<2>, kTilesOf<3>};
 
