@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <cstdlib>
 
 namespace osprey {
@@ -18,11 +19,21 @@ void* allocate_large(size_t bytes) {
   // posix_memalign: aligned_alloc wants a size that is a multiple of the alignment.
   void* p = nullptr;
   if (posix_memalign(&p, kLargePageBytes, n) != 0) return nullptr;
-#ifdef MADV_HUGEPAGE
-  const size_t whole = bytes / kLargePageBytes * kLargePageBytes;
-  (void)madvise(p, whole, MADV_HUGEPAGE);  // advice only: failure leaves ordinary pages
-#endif
+  advise_large_pages(p, bytes);
   return p;
+}
+
+void advise_large_pages(void* p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  const auto begin = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t first = (begin + kLargePageBytes - 1) / kLargePageBytes * kLargePageBytes;
+  const uintptr_t last = (begin + bytes) / kLargePageBytes * kLargePageBytes;
+  // advice only: failure leaves ordinary pages
+  if (last > first) (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
 }
 
 void free_large(void* p) {

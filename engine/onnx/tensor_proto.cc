@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "onnx/onnx_internal.h"
+#include "base/large_pages.h"
 
 namespace osprey::onnx_import {
 
@@ -102,6 +103,7 @@ Status fill_from_bytes(const char* bytes, size_t n, Tensor* t) {
 Status fill_from_file(const RawDataInFile& raw, Tensor* t) {
   OSPREY_RETURN_IF_ERROR(check_raw_size(static_cast<size_t>(raw.length), *t));
   auto* out = static_cast<char*>(t->raw_data());
+  if (raw.length >= 2 * static_cast<int64_t>(kLargePageBytes)) advise_large_pages(out, static_cast<size_t>(raw.length));
   int64_t done = 0;
   while (done < raw.length) {
     const ssize_t got = ::pread(raw.fd, out + done, static_cast<size_t>(raw.length - done),

@@ -3,6 +3,8 @@
 // "hg" flag of their mapping in /proc/self/smaps), and every byte asked for is usable.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -61,6 +63,28 @@ TEST(LargePages, LargeBuffersStartOnA2MiBBoundaryWithTheAdviceOnWholeBlocks) {
     // with other tests, an allocator may hand out memory a previous buffer advised.)
   }
   free_large(p);
+}
+
+TEST(LargePages, AdviceCoversOnlyTheWhole2MiBBlocksInsideARange) {
+  // A fresh mapping of its own, so no other test's advice is seen: 8 blocks, the range from
+  // half a block in to one and a half blocks before the end.
+  const size_t map_bytes = 8 * kLargePageBytes;
+  void* m = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(m, MAP_FAILED);
+  const auto base = reinterpret_cast<uintptr_t>(m);
+  const uintptr_t begin = base + kLargePageBytes / 2, end = base + map_bytes - 3 * kLargePageBytes / 2;
+  advise_large_pages(reinterpret_cast<void*>(begin), end - begin);
+  if (thp_built()) {
+    const uintptr_t first = (begin + kLargePageBytes - 1) / kLargePageBytes * kLargePageBytes;
+    const uintptr_t last = end / kLargePageBytes * kLargePageBytes;
+    ASSERT_GT(last, first);
+    EXPECT_NE(vm_flags_at(first).find(" hg"), std::string::npos) << vm_flags_at(first);
+    EXPECT_NE(vm_flags_at(last - 1).find(" hg"), std::string::npos) << vm_flags_at(last - 1);
+    EXPECT_EQ(vm_flags_at(first - 1).find(" hg"), std::string::npos) << vm_flags_at(first - 1);
+    EXPECT_EQ(vm_flags_at(last).find(" hg"), std::string::npos) << vm_flags_at(last);
+  }
+  advise_large_pages(reinterpret_cast<void*>(begin), kLargePageBytes / 4);  // no whole block: nothing
+  munmap(m, map_bytes);
 }
 
 }  // namespace

@@ -135,6 +135,8 @@ bool winograd_measured_faster(const dnnl::convolution_forward::primitive_desc& w
   for (int r = 0; r < kWinogradTrialRounds; ++r) {
     best_w = std::min(best_w, w.seconds());
     best_d = std::min(best_d, d.seconds());
+    if (r + 1 >= kWinogradClearRounds && (best_w < kWinogradClearGap * best_d || best_d < kWinogradClearGap * best_w))
+      break;
   }
   g_trials.fetch_add(1, std::memory_order_relaxed);
   const bool faster = best_w < kWinogradMargin * best_d;

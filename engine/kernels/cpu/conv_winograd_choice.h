@@ -25,17 +25,22 @@ struct ConvTrialIo {
 // 128-channel layers gained on both. So: each candidate runs as the run path runs it (the
 // Winograd one with its source and destination reorders), on zeros, with its weights evicted
 // from the caches before each run (in a model they come from memory), one warm-up and then
-// kWinogradTrialRounds alternating runs, and Winograd is taken when its fastest run beats the
-// direct one's by kWinogradMargin (its weights are larger, and the plain ones are kept beside
-// them). `key` names the shape (and thread count); the answer is kept for the process, so the
-// other layers of that shape, and other sessions, are not timed again. The timing is part of
-// the session's load: ResNet50's three shapes took about 100-150 ms of it on an Ice Lake server.
+// up to kWinogradTrialRounds alternating runs (fewer when one side's fastest run is under
+// kWinogradClearGap of the other's after kWinogradClearRounds), and Winograd is taken when
+// its fastest run beats the direct one's by kWinogradMargin (its weights are larger, and the
+// plain ones are kept beside them). `key` names the shape (and thread count); the answer is
+// kept for the process, so the other layers of that shape, and other sessions, are not timed
+// again. The timing is part of the session's load: ResNet50's three shapes took about 90 ms
+// of it on an Ice Lake server with 6 rounds each, 50 ms where the gaps were clear.
 bool winograd_measured_faster(const dnnl::convolution_forward::primitive_desc& winograd,
                               const dnnl::convolution_forward::primitive_desc& direct,
                               const ConvTrialIo& io, const std::vector<int64_t>& key);
 
 inline constexpr int kWinogradTrialRounds = 6;
 inline constexpr double kWinogradMargin = 0.95;
+// A gap this wide after kWinogradClearRounds rounds decides at once.
+inline constexpr int kWinogradClearRounds = 2;
+inline constexpr double kWinogradClearGap = 0.8;
 
 // Timings made since the process started (tests: whether a shape was timed or remembered).
 int64_t winograd_trials_run();
