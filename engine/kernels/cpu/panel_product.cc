@@ -188,12 +188,24 @@ void panel_product(const PanelB& b, const float* a, int64_t M, int64_t lda, cons
                    float beta, float* y, int threads, bool clamp, float lo, float hi) {
   Epilogue ep;
   ep.clamp = clamp, ep.lo = lo, ep.hi = hi;
-  const int64_t team = omp_in_parallel() ? 1 : std::clamp<int64_t>(threads, 1, b.panels);
+  const int64_t want = omp_in_parallel() ? 1 : std::max(threads, 1);
+  if (want <= b.panels) {  // each thread its panels of every block: B is read once in all
+    if (want == 1) return run_panels(b, a, M, lda, bias, beta, y, ep, 0, b.panels);
+#pragma omp parallel num_threads(static_cast<int>(want))
+    {
+      const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+      run_panels(b, a, M, lda, bias, beta, y, ep, b.panels * t / n, b.panels * (t + 1) / n);
+    }
+    return;
+  }
+  // Fewer panels than threads (a narrow B): each thread its tiles of rows, over every panel.
+  const int64_t tiles = (M + kRows - 1) / kRows, team = std::min(want, tiles);
   if (team == 1) return run_panels(b, a, M, lda, bias, beta, y, ep, 0, b.panels);
 #pragma omp parallel num_threads(static_cast<int>(team))
   {
     const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
-    run_panels(b, a, M, lda, bias, beta, y, ep, b.panels * t / n, b.panels * (t + 1) / n);
+    const int64_t r0 = tiles * t / n * kRows, r1 = std::min(M, tiles * (t + 1) / n * kRows);
+    if (r1 > r0) run_panels(b, a + r0 * lda, r1 - r0, lda, bias, beta, y + r0 * b.N, ep, 0, b.panels);
   }
 }
 
