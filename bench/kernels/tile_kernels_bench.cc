@@ -363,7 +363,8 @@ void products(int rounds, int64_t kRows) {
   std::printf("| K -> N | chosen form | chosen ms | matmul ms | ratio | GFLOP/s chosen | max diff |\n"
               "| --- | --- | --- | --- | --- | --- | --- |\n");
   const std::pair<int64_t, int64_t> shapes[] = {{768, 2304}, {768, 768},  {768, 3072},
-                                                {3072, 768}, {384, 1152}, {384, 1536}};
+                                                {3072, 768}, {384, 1152}, {384, 1536},
+                                                {1024, 256}, {576, 160},  {256, 64}};
   for (const auto& [K, N] : shapes) {
     osprey::cpu::Product2D p;
     p.M = kRows, p.K = K, p.N = N, p.has_bias = true;

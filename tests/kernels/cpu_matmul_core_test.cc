@@ -108,8 +108,9 @@ TEST(CpuMatMulCore, Float32WideningBRunsAsAConvolutionOnAvx512) {
       st.weights_data = w.raw_data();
       ASSERT_TRUE(cpu::prepack_weights(st, trans_b, 1).ok());
       EXPECT_EQ(st.panel.data, nullptr);
-      if (cpu::avx512_kernels_available())
+      if (cpu::avx512_kernels_available()) {
         EXPECT_EQ(st.packed_as_conv, widening ? 1 : 0) << "K=" << K << " N=" << N;
+      }
       unsigned seed = 300;
       for (const int64_t M : {1, 7, 33, 128}) {
         cpu::Product2D p;

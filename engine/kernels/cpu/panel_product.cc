@@ -118,14 +118,14 @@ void run_panels(const PanelB& b, const float* a, int64_t M, int64_t lda, const f
     const float* block0 = b.data + k0 * b.padded_n;  // this block row's first panel
     const int64_t next_kc = std::min(b.kc, b.K - (k0 + kc));
     for (int64_t p = p0; p < p1; ++p) {
-      const float* blk = block0 + p * kc * kPanel;
+      const float* blk = block0 + panel_column(b, p) * kc;
       // The next block this thread multiplies, prefetched across this one's tiles.
       const float* next = nullptr;
       int64_t next_floats = 0;
       if (p + 1 < p1) {
-        next = blk + kc * kPanel, next_floats = kc * panel_width(b, p + 1);
+        next = blk + kc * panel_width(b, p), next_floats = kc * panel_width(b, p + 1);
       } else if (next_kc > 0) {
-        next = b.data + (k0 + kc) * b.padded_n + p0 * next_kc * kPanel;
+        next = b.data + (k0 + kc) * b.padded_n + panel_column(b, p0) * next_kc;
         next_floats = next_kc * panel_width(b, p0);
       }
       Prefetch pf;
@@ -138,13 +138,13 @@ void run_panels(const PanelB& b, const float* a, int64_t M, int64_t lda, const f
       const TileFn* tiles_of = kTiles[panel_width(b, p) / 16];
       Masks mk;
       for (int j = 0; j < 3; ++j) {
-        const int64_t valid = std::clamp<int64_t>(b.N - p * kPanel - 16 * j, 0, 16);
+        const int64_t valid = std::clamp<int64_t>(b.N - panel_column(b, p) - 16 * j, 0, 16);
         mk.m[j] = static_cast<__mmask16>((1u << valid) - 1u);
       }
-      const float* pbias = bias ? bias + p * kPanel : nullptr;
+      const float* pbias = bias ? bias + panel_column(b, p) : nullptr;
       for (int64_t t = 0; t < tiles; ++t) {
         const int64_t r0 = t * kRows, rows = std::min<int64_t>(kRows, M - r0);
-        tiles_of[rows](a + r0 * lda + k0, lda, blk, kc, y + r0 * b.N + p * kPanel, b.N, pbias, beta,
+        tiles_of[rows](a + r0 * lda + k0, lda, blk, kc, y + r0 * b.N + panel_column(b, p), b.N, pbias, beta,
                      k0 == 0, k0 + kc == b.K, mk, ep, pf);
       }
     }
@@ -162,7 +162,8 @@ PanelB make_panel_b(int64_t K, int64_t N) {
   pb.kc = (K + blocks - 1) / blocks;  // even blocks
   pb.panels = (N + kPanel - 1) / kPanel;
   pb.last_width = (N - (pb.panels - 1) * kPanel + 15) / 16 * 16;
-  pb.padded_n = (pb.panels - 1) * kPanel + pb.last_width;
+  if (pb.last_width == 16 && pb.panels >= 2) pb.paired_tail = true, pb.last_width = 32;
+  pb.padded_n = panel_column(pb, pb.panels - 1) + pb.last_width;
   const size_t bytes = static_cast<size_t>(K * pb.padded_n) * sizeof(float);
   float* out = static_cast<float*>(allocate_large(bytes));
   if (!out) throw std::bad_alloc();

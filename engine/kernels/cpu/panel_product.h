@@ -20,6 +20,9 @@ struct PanelB {
   int64_t kc = 0;      // rows of B per block (the last block may have fewer)
   int64_t panels = 0;      // blocks of 48 columns; the last is last_width wide
   int64_t last_width = 0;  // 16, 32 or 48: the last panel's columns, zero-padded past N
+  // The last two panels are 32 columns each where the last would have been 16 (64 = 32 + 32
+  // runs on two-vector tiles; a 16-column panel's one-vector tiles load A once per FMA).
+  bool paired_tail = false;
   int64_t padded_n = 0;    // the panels' columns together
   std::shared_ptr<void> storage;
   const float* data = nullptr;  // null: not packed
@@ -30,13 +33,20 @@ bool panel_product_supported();
 
 constexpr int64_t kPanelColumns = 48;  // three 16-lane vectors
 
-// Columns of panel p: 48, the last rounded up to a multiple of 16.
+// Columns of panel p: 48, the last rounded up to a multiple of 16 (the last two 32 with a
+// paired tail).
 inline int64_t panel_width(const PanelB& b, int64_t p) {
-  return p + 1 < b.panels ? kPanelColumns : b.last_width;
+  if (p + 1 < b.panels) return b.paired_tail && p + 2 == b.panels ? 32 : kPanelColumns;
+  return b.last_width;
+}
+// B's column where panel p starts (also its offset in a block of kc rows, times kc).
+inline int64_t panel_column(const PanelB& b, int64_t p) {
+  return b.paired_tail && p + 1 == b.panels ? p * kPanelColumns - 16 : p * kPanelColumns;
 }
 
 // Packs B [K, N], element (k, n) at b[k * k_stride + n * n_stride]: for each block of kc rows,
-// its panels of 48 columns in turn (the last 16, 32 or 48), each kc x width row-major.
+// its panels in turn (48 columns; the last 16, 32 or 48, or the last two 32), each kc x width
+// row-major.
 PanelB pack_panel_b(const float* b, int64_t K, int64_t N, int64_t k_stride, int64_t n_stride);
 
 // The same in two steps, for a B laid out otherwise: make_panel_b allocates (contents
@@ -50,8 +60,8 @@ void fill_panel_b(PanelB& pb, Row&& row) {
   for (int64_t k0 = 0; k0 < pb.K; k0 += pb.kc) {
     const int64_t kc = std::min(pb.kc, pb.K - k0);
     for (int64_t p = 0; p < pb.panels; ++p) {
-      const int64_t n0 = p * kPanelColumns, width = std::min(kPanelColumns, pb.N - n0);
-      const int64_t stored = panel_width(pb, p);
+      const int64_t n0 = panel_column(pb, p), stored = panel_width(pb, p);
+      const int64_t width = std::min(stored, pb.N - n0);
       for (int64_t k = k0; k < k0 + kc; ++k, out += stored) {
         row(k, n0, width, out);
         for (int64_t j = width; j < stored; ++j) out[j] = 0.0f;

@@ -1,0 +1,55 @@
+// kernels/cpu/panel_product.h's packing: for each block of kc rows, the panels side by side
+// (48 columns, the last 16, 32 or 48 wide, or the last two 32 where the last would be 16),
+// every element of B where panel_column / panel_width place it and zeros past N. Products on
+// these layouts are checked against an oracle in cpu_matmul_core_test.cc.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cpu/panel_product.h"
+
+namespace osprey {
+namespace {
+
+TEST(CpuPanelPacking, PanelsTileEveryColumnAndHoldBWhereTheyArePlaced) {
+  struct Case {
+    int64_t K, N;
+    std::vector<int64_t> widths;
+  };
+  const std::vector<Case> cases = {
+      {3, 5, {16}},           {5, 40, {48}},         {2, 48, {48}},
+      {7, 64, {32, 32}},      {4, 100, {48, 32, 32}}, {3, 112, {48, 32, 32}},
+      {9, 80, {48, 32}},      {1700, 20, {32}},       {2, 256, {48, 48, 48, 48, 32, 32}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "K=" << c.K << " N=" << c.N);
+    std::vector<float> b(static_cast<size_t>(c.K * c.N));
+    for (size_t i = 0; i < b.size(); ++i) b[i] = 1.0f + static_cast<float>(i);
+    const cpu::PanelB pb = cpu::pack_panel_b(b.data(), c.K, c.N, c.N, 1);
+    ASSERT_EQ(pb.panels, static_cast<int64_t>(c.widths.size()));
+    int64_t column = 0;
+    for (int64_t p = 0; p < pb.panels; ++p) {
+      EXPECT_EQ(cpu::panel_width(pb, p), c.widths[static_cast<size_t>(p)]) << "panel " << p;
+      EXPECT_EQ(cpu::panel_column(pb, p), column) << "panel " << p;
+      column += cpu::panel_width(pb, p);
+    }
+    EXPECT_EQ(pb.padded_n, column);
+    EXPECT_GE(pb.padded_n, c.N);
+    for (int64_t k0 = 0; k0 < c.K; k0 += pb.kc) {
+      const int64_t kc = std::min(pb.kc, c.K - k0);
+      for (int64_t p = 0; p < pb.panels; ++p) {
+        const int64_t col = cpu::panel_column(pb, p), width = cpu::panel_width(pb, p);
+        const float* panel = pb.data + k0 * pb.padded_n + col * kc;
+        for (int64_t k = 0; k < kc; ++k)
+          for (int64_t j = 0; j < width; ++j) {
+            const float want = col + j < c.N ? b[static_cast<size_t>((k0 + k) * c.N + col + j)] : 0.0f;
+            ASSERT_EQ(panel[k * width + j], want) << "k=" << k0 + k << " column " << col + j;
+          }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace osprey
