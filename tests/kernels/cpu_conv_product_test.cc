@@ -31,6 +31,12 @@ std::vector<Case> cases() {
        {{"pads", ints_attr({1, 1, 1, 1})}, {"activation", string_attr("Clip")},
         {"activation_params", floats_attr({-0.25f, 0.75f})}},
        true, true},
+      // An image stem: kernel rows copied in one run each, cut by the padding on both sides,
+      // over several blocks of pixels.
+      {"stem_7x7_stride2_3_channels", {1, 96, 96, 3}, {20, 3, 7, 7},
+       {{"strides", ints_attr({2, 2})}, {"pads", ints_attr({3, 3, 2, 2})},
+        {"activation", string_attr("Relu")}},
+       true, false},
   };
   c.insert(c.end(), own.begin(), own.end());
   return c;

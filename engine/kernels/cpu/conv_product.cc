@@ -22,15 +22,34 @@ void copy_taps(const NhwcConv& p, const float* x, int64_t r0, int64_t rows, floa
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t pix = r0 + r, ow = pix % p.OW, oh = pix / p.OW % p.OH, n = pix / (p.OW * p.OH);
     float* row = a + r * K;
+    const int64_t iw0 = ow * p.stride_w - p.pad_left;
+    // Taps [kw0, kw1) of a kernel row fall inside the image; with dilation 1 they are one run
+    // of (kw1 - kw0) * C floats in X (an image stem's 7 taps of 3 channels: one copy, not 7).
+    int64_t kw0 = 0, kw1 = p.KW;
+    if (p.dil_w == 1) {
+      kw0 = std::clamp<int64_t>(-iw0, 0, p.KW);
+      kw1 = std::clamp<int64_t>(p.W - iw0, kw0, p.KW);
+    }
     for (int64_t kh = 0; kh < p.KH; ++kh) {
       const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+      float* to = row + kh * p.KW * p.C;
+      if (ih < 0 || ih >= p.H) {
+        std::memset(to, 0, c_bytes * static_cast<size_t>(p.KW));
+        continue;
+      }
+      const float* line = x + (n * p.H + ih) * p.W * p.C;
+      if (p.dil_w == 1) {
+        std::memset(to, 0, c_bytes * static_cast<size_t>(kw0));
+        std::memcpy(to + kw0 * p.C, line + (iw0 + kw0) * p.C, c_bytes * static_cast<size_t>(kw1 - kw0));
+        std::memset(to + kw1 * p.C, 0, c_bytes * static_cast<size_t>(p.KW - kw1));
+        continue;
+      }
       for (int64_t kw = 0; kw < p.KW; ++kw) {
-        const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
-        float* to = row + (kh * p.KW + kw) * p.C;
-        if (ih < 0 || ih >= p.H || iw < 0 || iw >= p.W)
-          std::memset(to, 0, c_bytes);
+        const int64_t iw = iw0 + kw * p.dil_w;
+        if (iw < 0 || iw >= p.W)
+          std::memset(to + kw * p.C, 0, c_bytes);
         else
-          std::memcpy(to, x + ((n * p.H + ih) * p.W + iw) * p.C, c_bytes);
+          std::memcpy(to + kw * p.C, line + iw * p.C, c_bytes);
       }
     }
   }
