@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "base/large_pages.h"
@@ -109,28 +110,33 @@ constexpr TileFn kTilesOf[kRows + 1] = {nullptr,      tile<1, NV>, tile<2, NV>, 
 // kTiles[vectors][rows]
 constexpr const TileFn* kTiles[4] = {nullptr, kTilesOf<1>, kTilesOf<2>, kTilesOf<3>};
 
-// One thread's share: panels [p0, p1) of every block, blocks in order.
-void run_panels(const PanelB& b, const float* a, int64_t M, int64_t lda, const float* bias,
-                float beta, float* y, const Epilogue& ep, int64_t p0, int64_t p1) {
+// The work in units of one panel's one tile of rows, panel-major: unit u is panel u / tiles,
+// rows of tile u % tiles. One thread's share is units [u0, u1) of every block, blocks in order.
+void run_units(const PanelB& b, const float* a, int64_t M, int64_t lda, const float* bias,
+               float beta, float* y, const Epilogue& ep, int64_t u0, int64_t u1) {
+  if (u0 >= u1) return;
   const int64_t tiles = (M + kRows - 1) / kRows;
+  const int64_t p_first = u0 / tiles, p_last = (u1 - 1) / tiles;
   for (int64_t k0 = 0; k0 < b.K; k0 += b.kc) {
     const int64_t kc = std::min(b.kc, b.K - k0);
     const float* block0 = b.data + k0 * b.padded_n;  // this block row's first panel
     const int64_t next_kc = std::min(b.kc, b.K - (k0 + kc));
-    for (int64_t p = p0; p < p1; ++p) {
-      const float* blk = block0 + panel_column(b, p) * kc;
+    for (int64_t p = p_first; p <= p_last; ++p) {
+      const int64_t t0 = p == p_first ? u0 % tiles : 0, t1 = p == p_last ? (u1 - 1) % tiles + 1 : tiles;
+      const int64_t column = panel_column(b, p);
+      const float* blk = block0 + column * kc;
       // The next block this thread multiplies, prefetched across this one's tiles.
       const float* next = nullptr;
       int64_t next_floats = 0;
-      if (p + 1 < p1) {
+      if (p < p_last) {
         next = blk + kc * panel_width(b, p), next_floats = kc * panel_width(b, p + 1);
       } else if (next_kc > 0) {
-        next = b.data + (k0 + kc) * b.padded_n + panel_column(b, p0) * next_kc;
-        next_floats = next_kc * panel_width(b, p0);
+        next = b.data + (k0 + kc) * b.padded_n + panel_column(b, p_first) * next_kc;
+        next_floats = next_kc * panel_width(b, p_first);
       }
       Prefetch pf;
       if (next && M >= kPrefetchMinRows) {
-        const int64_t lines = next_floats * 4 / 64, steps = tiles * (kc / 4);
+        const int64_t lines = next_floats * 4 / 64, steps = (t1 - t0) * (kc / 4);
         pf.at = reinterpret_cast<const char*>(next);
         pf.end = pf.at + next_floats * 4;
         pf.per_step = steps > 0 ? static_cast<int>((lines + steps - 1) / steps) : 0;
@@ -138,17 +144,33 @@ void run_panels(const PanelB& b, const float* a, int64_t M, int64_t lda, const f
       const TileFn* tiles_of = kTiles[panel_width(b, p) / 16];
       Masks mk;
       for (int j = 0; j < 3; ++j) {
-        const int64_t valid = std::clamp<int64_t>(b.N - panel_column(b, p) - 16 * j, 0, 16);
+        const int64_t valid = std::clamp<int64_t>(b.N - column - 16 * j, 0, 16);
         mk.m[j] = static_cast<__mmask16>((1u << valid) - 1u);
       }
-      const float* pbias = bias ? bias + panel_column(b, p) : nullptr;
-      for (int64_t t = 0; t < tiles; ++t) {
+      const float* pbias = bias ? bias + column : nullptr;
+      for (int64_t t = t0; t < t1; ++t) {
         const int64_t r0 = t * kRows, rows = std::min<int64_t>(kRows, M - r0);
-        tiles_of[rows](a + r0 * lda + k0, lda, blk, kc, y + r0 * b.N + panel_column(b, p), b.N, pbias, beta,
-                     k0 == 0, k0 + kc == b.K, mk, ep, pf);
+        tiles_of[rows](a + r0 * lda + k0, lda, blk, kc, y + r0 * b.N + column, b.N, pbias, beta,
+                       k0 == 0, k0 + kc == b.K, mk, ep, pf);
       }
     }
   }
+}
+
+// The unit where share i of n begins: the work is balanced by columns times rows (a panel's
+// tiles cost its width times their rows), so that two threads on ResNet50's 512 columns (ten
+// panels of 48 and one of 32) split panel 5's tiles rather than take 240 and 272 columns.
+int64_t share_begin(const PanelB& b, int64_t M, int64_t i, int64_t n) {
+  const int64_t tiles = (M + kRows - 1) / kRows;
+  if (i == 0) return 0;
+  if (i == n) return b.panels * tiles;
+  const double target = static_cast<double>(b.padded_n) * static_cast<double>(M) * static_cast<double>(i) / static_cast<double>(n);
+  int64_t p = 0;
+  while (p + 1 < b.panels && static_cast<double>(panel_column(b, p + 1) * M) <= target) ++p;
+  const double inside = (target - static_cast<double>(panel_column(b, p) * M)) /
+                        static_cast<double>(panel_width(b, p) * kRows);
+  const int64_t t = std::clamp<int64_t>(std::llround(inside), 0, tiles);
+  return p * tiles + t;
 }
 
 }  // namespace
@@ -189,24 +211,14 @@ void panel_product(const PanelB& b, const float* a, int64_t M, int64_t lda, cons
                    float beta, float* y, int threads, bool clamp, float lo, float hi) {
   Epilogue ep;
   ep.clamp = clamp, ep.lo = lo, ep.hi = hi;
-  const int64_t want = omp_in_parallel() ? 1 : std::max(threads, 1);
-  if (want <= b.panels) {  // each thread its panels of every block: B is read once in all
-    if (want == 1) return run_panels(b, a, M, lda, bias, beta, y, ep, 0, b.panels);
-#pragma omp parallel num_threads(static_cast<int>(want))
-    {
-      const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
-      run_panels(b, a, M, lda, bias, beta, y, ep, b.panels * t / n, b.panels * (t + 1) / n);
-    }
-    return;
-  }
-  // Fewer panels than threads (a narrow B): each thread its tiles of rows, over every panel.
-  const int64_t tiles = (M + kRows - 1) / kRows, team = std::min(want, tiles);
-  if (team == 1) return run_panels(b, a, M, lda, bias, beta, y, ep, 0, b.panels);
+  const int64_t tiles = (M + kRows - 1) / kRows, units = b.panels * tiles;
+  if (units <= 0) return;
+  const int64_t team = omp_in_parallel() ? 1 : std::clamp<int64_t>(threads, 1, units);
+  if (team == 1) return run_units(b, a, M, lda, bias, beta, y, ep, 0, units);
 #pragma omp parallel num_threads(static_cast<int>(team))
   {
     const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
-    const int64_t r0 = tiles * t / n * kRows, r1 = std::min(M, tiles * (t + 1) / n * kRows);
-    if (r1 > r0) run_panels(b, a + r0 * lda, r1 - r0, lda, bias, beta, y + r0 * b.N, ep, 0, b.panels);
+    run_units(b, a, M, lda, bias, beta, y, ep, share_begin(b, M, t, n), share_begin(b, M, t + 1, n));
   }
 }
 

@@ -73,8 +73,8 @@ void fill_panel_b(PanelB& pb, Row&& row) {
 // Y[M, N] (row stride N) = A[M, K] (row stride lda) B (+ bias[N] when bias is not null)
 // (+ beta Y as it was, when beta != 0), then clamped to [lo, hi] when `clamp` (a Relu: 0,
 // infinity), on up to `threads` OpenMP threads (one when called inside a parallel region):
-// the threads share out the panels, or, where B has fewer panels than threads, the rows. Y
-// must not overlap A.
+// each thread takes a run of panels and tiles of rows (panel-major) of about equal columns
+// times rows. Y must not overlap A.
 void panel_product(const PanelB& b, const float* a, int64_t M, int64_t lda, const float* bias,
                    float beta, float* y, int threads, bool clamp = false, float lo = 0.0f,
                    float hi = 0.0f);
