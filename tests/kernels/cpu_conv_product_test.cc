@@ -4,7 +4,7 @@
 // bias, residual Z, Relu and Clip) and on its own pieces (a 1x1 that reads X as it is, a
 // strided 1x1, more pixels than one block of copied taps, output channels off the 48-column
 // panel), on one and two threads; where kAuto takes it (few pixels and large weights, or a
-// narrowing 1x1 to a channel count off a multiple of 16); and where it must not be taken.
+// narrowing 1x1 to a channel count off a multiple of 32); and where it must not be taken.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -48,7 +48,7 @@ TEST(CpuConvProduct, MatchesReferenceOnEveryPiece) {
   for (const auto& c : cases()) expect_form_matches_reference(c, cpu::product_convolutions_run);
 }
 
-TEST(CpuConvProduct, AutoTakesItForFewPixelsAndLargeWeightsAndNarrowingPointwiseOffSixteen) {
+TEST(CpuConvProduct, AutoTakesItForFewPixelsAndLargeWeightsAndNarrowingPointwiseOffThirtyTwo) {
   cpu::ProductPolicyScope automatic(TapPolicy::kAuto);
   struct Shape2 {
     const char* name;
@@ -60,10 +60,12 @@ TEST(CpuConvProduct, AutoTakesItForFewPixelsAndLargeWeightsAndNarrowingPointwise
       {"7x7_image_1x1_512_kb", {1, 7, 7, 256}, {512, 256, 1, 1}, true},
       {"7x7_image_small_weights", {1, 7, 7, 64}, {64, 64, 3, 3}, false},
       {"9x9_image", {1, 9, 9, 256}, {256, 256, 3, 3}, false},
-      // Narrowing pointwise convolutions to a channel count off a multiple of 16.
+      // Narrowing pointwise convolutions to a channel count off a multiple of 32.
       {"1x1_144_to_24", {1, 20, 20, 144}, {24, 144, 1, 1}, true},
       {"1x1_64_to_40", {1, 12, 12, 64}, {40, 64, 1, 1}, true},
-      {"1x1_144_to_32", {1, 20, 20, 144}, {32, 144, 1, 1}, false},  // a multiple of 16
+      {"1x1_480_to_80", {1, 14, 14, 480}, {80, 480, 1, 1}, true},
+      {"1x1_144_to_32", {1, 20, 20, 144}, {32, 144, 1, 1}, false},  // a multiple of 32
+      {"1x1_384_to_64", {1, 14, 14, 384}, {64, 384, 1, 1}, false},  // a multiple of 32
       {"1x1_48_to_24", {1, 20, 20, 48}, {24, 48, 1, 1}, false},     // under 64 input channels
       {"1x1_24_to_40", {1, 20, 20, 24}, {40, 24, 1, 1}, false},     // widening
   };

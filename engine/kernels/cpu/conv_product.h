@@ -29,11 +29,12 @@ int64_t product_convolutions_run();
 // kAuto takes the form for a convolution with at most kProductMaxPixels output pixels per
 // image and at least kProductMinWeightBytes of weights, and for a narrowing pointwise one
 // (1x1, stride 1, no padding, fewer output than input channels, kProductMinNarrowingChannels
-// input channels or more) whose output channels are not a multiple of 16. Measured inside
-// the models on an Ice Lake core: the inverted-residual projections to 24 and 40 channels of
-// MobileNetV2 and EfficientNet-Lite0 took 25-35% less time than in oneDNN's brgconv_1x1;
-// those to multiples of 16 (32-320 channels), and ResNet50's narrowing 1x1 convolutions
-// (to 64-256 channels, with a Relu), took as long or longer.
+// input channels or more) whose output channels are not a multiple of 32, the block of output
+// channels oneDNN's brgconv_1x1 packs its weights in (Acdb32a). Measured inside the models on
+// an Ice Lake core: the inverted-residual projections to 24 and 40 channels of MobileNetV2 and
+// EfficientNet-Lite0 took 25-35% less time than in brgconv_1x1, those to 80 and 112 channels
+// 5-10% less at 1 thread (level at 2); those to multiples of 32 (64-320 channels), and
+// ResNet50's narrowing 1x1 convolutions (to 64-256 channels, with a Relu), as long or longer.
 constexpr int64_t kProductMaxPixels = 64;
 constexpr int64_t kProductMinWeightBytes = int64_t{512} << 10;
 constexpr int64_t kProductMinNarrowingChannels = 64;
