@@ -7,11 +7,11 @@
 //   attention a MiniLM / BERT-base layer's heads (128 tokens): tiles vs the oneDNN batched matmuls
 //   attention_bf16  the same layer on the bf16 pair tiles (fast mode) vs the float32 tiles, on
 //             CPUs with avx512_bf16
-//   products  an encoder's float32 products with a constant B (--rows, 128): the form matmul_core
+//   products  an encoder's float32 products with a constant B (--rows, 128; --threads, 1): the form matmul_core
 //             picks (panel_product on AVX-512) vs oneDNN's matmul, each over 12 copies of B in turn (a layer's weights each,
 //             streamed from memory as in the model)
-// Usage: osprey_tile_bench [--cold] [--rounds N] [--rows M] [--only SECTION]   (OMP_NUM_THREADS=1 for
-// oneDNN's one thread)
+// Usage: osprey_tile_bench [--cold] [--rounds N] [--rows M] [--threads T] [--only SECTION]
+// (OMP_NUM_THREADS=1 for oneDNN's one thread; OMP_NUM_THREADS=T with --threads T)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -355,16 +355,17 @@ struct ProductForm {
   std::vector<std::shared_ptr<MatMulState>> states;
 };
 
-void products(int rounds, int64_t kRows) {
+void products(int rounds, int64_t kRows, int threads) {
   constexpr int kLayers = 12;
-  std::printf("\n## products: float32, %lld rows + bias, %d copies of B in turn; "
+  std::printf("\n## products: float32, %lld rows + bias, %d copies of B in turn, %d thread(s); "
               "matmul_core's form vs oneDNN matmul\n\n",
-              static_cast<long long>(kRows), kLayers);
+              static_cast<long long>(kRows), kLayers, threads);
   std::printf("| K -> N | chosen form | chosen ms | matmul ms | ratio | GFLOP/s chosen | max diff |\n"
               "| --- | --- | --- | --- | --- | --- | --- |\n");
   const std::pair<int64_t, int64_t> shapes[] = {{768, 2304}, {768, 768},  {768, 3072},
                                                 {3072, 768}, {384, 1152}, {384, 1536},
-                                                {1024, 256}, {576, 160},  {256, 64}};
+                                                {1024, 256}, {576, 160},  {256, 64},
+                                                {2048, 512}, {4608, 512}};
   for (const auto& [K, N] : shapes) {
     osprey::cpu::Product2D p;
     p.M = kRows, p.K = K, p.N = N, p.has_bias = true;
@@ -396,7 +397,7 @@ void products(int rounds, int64_t kRows) {
       const double t0 = now();
       for (int l = 0; l < kLayers; ++l) {
         const auto& w = forms[f].weights[static_cast<size_t>(l)];
-        (void)run_product(*forms[f].states[static_cast<size_t>(l)], p, 1, w, a.data(),
+        (void)run_product(*forms[f].states[static_cast<size_t>(l)], p, threads, w, a.data(),
                           w.data<float>(), bias.data(), y[f].data());
       }
       return (now() - t0) / kLayers;
@@ -429,19 +430,22 @@ int main(int argc, char** argv) {
   int rounds = 25;
   std::string only;  // one section, or all
   int rows = 128;     // the products' rows (A's, Y's)
+  int threads = 1;    // the products' threads (OMP_NUM_THREADS the same for oneDNN's)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--cold") {
       g_cold = true;
     } else if (a == "--rounds" && i + 1 < argc) {
       rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--threads" && i + 1 < argc) {
+      threads = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--rows" && i + 1 < argc) {
       rows = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
     } else {
       std::fprintf(stderr,
-                   "usage: osprey_tile_bench [--cold] [--rounds N] [--rows M] [--only conv3x3|"
+                   "usage: osprey_tile_bench [--cold] [--rounds N] [--rows M] [--threads T] [--only conv3x3|"
                    "conv1x1|attention|attention_bf16|products]\n");
       return 2;
     }
@@ -459,6 +463,6 @@ int main(int argc, char** argv) {
   if (want("conv1x1")) conv1x1(e, rounds);
   if (want("attention")) attention(e, rounds);
   if (want("attention_bf16")) attention_bf16(rounds);
-  if (want("products")) products(rounds, rows);
+  if (want("products")) products(rounds, rows, threads);
   return 0;
 }
