@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "onnx/onnx_internal.h"
 #include "base/large_pages.h"
+#include "onnx/onnx_internal.h"
 
 namespace osprey::onnx_import {
 

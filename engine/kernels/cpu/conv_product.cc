@@ -71,9 +71,7 @@ bool product_conv_pays(const NhwcConv& p) {
   if (p.OH * p.OW <= kProductMaxPixels &&
       p.M * p.C * p.KH * p.KW * static_cast<int64_t>(sizeof(float)) >= kProductMinWeightBytes)
     return true;
-  const bool pointwise = p.KH == 1 && p.KW == 1 && p.stride_h == 1 && p.stride_w == 1 &&
-                         p.pad_top == 0 && p.pad_left == 0;
-  return pointwise && p.C >= kProductMinNarrowingChannels && p.M < p.C && p.M % 32 != 0;
+  return reads_x_as_is(p) && p.C >= kProductMinNarrowingChannels && p.M < p.C && p.M % 32 != 0;
 }
 
 std::shared_ptr<const PanelB> pack_product_weights(const float* w, int64_t M, int64_t C, int64_t KH,
