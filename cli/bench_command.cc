@@ -202,8 +202,7 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
       if (!r.ok()) return run_failure(r.status(), prepared, "run failed (profiled run for --peak)");
     }
     OSPREY_ASSIGN_OR_RETURN(PeakResult p, measure_peak(threads > 0 ? threads : 1));
-    GraphFlops flops = count_flops(profile.nodes);
-    flops.flops *= static_cast<double>(profile.items);  // an item-by-item run's shapes are one item's
+    const GraphFlops flops = count_flops(profile.nodes);  // per node times its runs
     peak = model_peak(p, flops, l.p50);
     peak.winograd_nodes = static_cast<int>(session.optimization_marks().winograd_nodes);
   }

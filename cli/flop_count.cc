@@ -72,7 +72,7 @@ GraphFlops count_flops(const std::vector<NodeTiming>& nodes) {
   GraphFlops g;
   for (const auto& n : nodes) {
     const NodeFlops f = count_node_flops(n);
-    if (f.status == FlopStatus::kCounted) g.flops += f.flops, ++g.counted_nodes;
+    if (f.status == FlopStatus::kCounted) g.flops += f.flops * static_cast<double>(n.runs), ++g.counted_nodes;
     if (f.status == FlopStatus::kShapesUnknown) ++g.unknown_nodes;
   }
   return g;

@@ -65,6 +65,9 @@ class Checker {
     return "";
   }
 
+  // After check() found no obstacle: value `v` carries the batch on axis 0.
+  bool batched_value(int v) const { return batched(v); }
+
  private:
   Kind kind(int v) const { return v == ir::kNoValue ? Kind::kUnknown : kind_[static_cast<size_t>(v)]; }
   bool batched(int v) const { return kind(v) == Kind::kBatched; }
@@ -297,33 +300,40 @@ std::string batch_split_obstacle(const ir::Graph& g, const passes::ShapeFacts& f
   return Checker(g, facts).check();
 }
 
-bool has_convolution(const ir::Graph& g) {
-  for (const ir::Node& n : g.nodes)
-    if (is(n, "Conv") || is(n, "FusedConv", true)) return true;
-  return false;
+namespace {
+// Bytes of one item of `id` (float32; its first dim counted as 1), or -1 when not fixed.
+double item_bytes(const passes::ShapeFacts& facts, int id) {
+  const auto i = static_cast<size_t>(id);
+  if (id < 0 || i >= facts.shapes.size() || !facts.has_shape[i] || facts.shapes[i].empty()) return -1;
+  double n = 4;
+  for (size_t d = 1; d < facts.shapes[i].size(); ++d) {
+    if (!facts.shapes[i][d].fixed()) return -1;
+    n *= static_cast<double>(facts.shapes[i][d].value);
+  }
+  return n;
 }
 
-ConvTraffic conv_traffic(const ir::Graph& g, const passes::ShapeFacts& facts) {
-  // Bytes of one item of `id` (float32; its first dim counted as 1), or -1 when not fixed.
-  auto item_bytes = [&](int id) -> double {
-    const auto i = static_cast<size_t>(id);
-    if (id < 0 || i >= facts.shapes.size() || !facts.has_shape[i] || facts.shapes[i].empty()) return -1;
-    double n = 4;
-    for (size_t d = 1; d < facts.shapes[i].size(); ++d) {
-      if (!facts.shapes[i][d].fixed()) return -1;
-      n *= static_cast<double>(facts.shapes[i][d].value);
-    }
-    return n;
-  };
-  ConvTraffic t;
+bool convolution(const ir::Node& n) { return is(n, "Conv") || is(n, "FusedConv", true); }
+bool product(const ir::Node& n) { return is(n, "MatMul") || is(n, "FusedMatMul", true) || is(n, "Gemm"); }
+}  // namespace
+
+bool has_convolution(const ir::Graph& g) {
+  return std::any_of(g.nodes.begin(), g.nodes.end(), convolution);
+}
+
+WeightTraffic weight_traffic(const ir::Graph& g, const passes::ShapeFacts& facts, size_t first_node) {
+  WeightTraffic t;
   t.known = true;
   bool any = false;
-  for (const ir::Node& n : g.nodes) {
-    if (!(is(n, "Conv") || is(n, "FusedConv", true)) || n.inputs.size() < 2 || n.outputs.empty())
-      continue;
-    any = true;
+  for (size_t k = first_node; k < g.nodes.size(); ++k) {
+    const ir::Node& n = g.nodes[k];
+    if (!(convolution(n) || product(n)) || n.inputs.size() < 2 || n.outputs.empty()) continue;
     const auto w = g.initializers.find(n.inputs[1]);
-    const double in = item_bytes(n.inputs[0]), out = item_bytes(n.outputs[0]);
+    const double in = item_bytes(facts, n.inputs[0]), out = item_bytes(facts, n.outputs[0]);
+    // A product of two activations, or one whose shapes are not known (a classifier after a
+    // Reshape to the batch size), is left out: the weights it would share go uncounted.
+    if (product(n) && (w == g.initializers.end() || in < 0 || out < 0)) continue;
+    any = true;
     if (w == g.initializers.end() || in < 0 || out < 0) {
       t.known = false;
       continue;
@@ -336,10 +346,58 @@ ConvTraffic conv_traffic(const ir::Graph& g, const passes::ShapeFacts& facts) {
   return t;
 }
 
-int64_t whole_batch_limit(const ConvTraffic& t, int64_t llc_bytes) {
+int64_t whole_batch_limit(const WeightTraffic& t, int64_t llc_bytes) {
   if (!t.known || llc_bytes <= 0 || t.max_act_bytes <= 0 || 2 * t.weight_bytes < t.act_bytes)
     return 0;
-  return static_cast<int64_t>(static_cast<double>(llc_bytes) / (2 * t.max_act_bytes));
+  return static_cast<int64_t>(static_cast<double>(llc_bytes) / (4 * t.max_act_bytes));
+}
+
+std::vector<BatchCut> batch_cuts(const ir::Graph& g, const passes::ShapeFacts& facts, int64_t llc_bytes) {
+  Checker checker(g, facts);
+  if (!checker.check().empty()) return {};
+  // Values crossing the boundary before node k (k = 1..n-1): made before it (by a node or as a
+  // graph input) and read from it on, or a graph output. Counted, and their ids summed (the one
+  // value where the count is 1), as +1 over the boundaries [made + 1, last read].
+  const size_t n = g.nodes.size();
+  constexpr int kNotMade = -2;
+  std::vector<int> made(g.values.size(), kNotMade), last(g.values.size(), -1);
+  for (int v : g.inputs)
+    if (!g.initializers.count(v)) made[static_cast<size_t>(v)] = -1;
+  for (size_t k = 0; k < n; ++k) {
+    for (int v : g.nodes[k].inputs)
+      if (v != ir::kNoValue) last[static_cast<size_t>(v)] = static_cast<int>(k);
+    for (int v : g.nodes[k].outputs)
+      if (v != ir::kNoValue) made[static_cast<size_t>(v)] = static_cast<int>(k);
+  }
+  for (int v : g.outputs) last[static_cast<size_t>(v)] = static_cast<int>(n);
+  std::vector<int64_t> count(n + 2, 0), ids(n + 2, 0);
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    if (made[v] == kNotMade || last[v] <= made[v]) continue;
+    count[static_cast<size_t>(made[v] + 1)] += 1, ids[static_cast<size_t>(made[v] + 1)] += static_cast<int64_t>(v);
+    count[static_cast<size_t>(last[v] + 1)] -= 1, ids[static_cast<size_t>(last[v] + 1)] -= static_cast<int64_t>(v);
+  }
+  std::vector<BatchCut> cuts;
+  auto consider = [&](size_t node, int value) {
+    const WeightTraffic t = weight_traffic(g, facts, node);
+    BatchCut c{node, value, whole_batch_limit(t, llc_bytes), 2 * t.weight_bytes - t.act_bytes};
+    if (c.whole_up_to >= 2) cuts.push_back(c);
+  };
+  consider(0, ir::kNoValue);
+  int64_t crossing = count[0], id_sum = ids[0];
+  for (size_t k = 1; k < n; ++k) {
+    crossing += count[k], id_sum += ids[k];
+    if (crossing != 1) continue;
+    const int v = static_cast<int>(id_sum);
+    const auto u = static_cast<size_t>(v);
+    if (made[u] >= 0 && last[u] < static_cast<int>(n) && checker.batched_value(v) && item_bytes(facts, v) > 0)
+      consider(k, v);
+  }
+  // Equal gains (no weighted node between two cuts): the later cut, whose batch runs fewer nodes
+  // whole and gathers a value no larger after pooling.
+  std::sort(cuts.begin(), cuts.end(), [](const BatchCut& a, const BatchCut& b) {
+    return a.gain != b.gain ? a.gain > b.gain : a.node > b.node;
+  });
+  return cuts;
 }
 
 }  // namespace osprey

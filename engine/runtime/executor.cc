@@ -50,7 +50,7 @@ int64_t value_bytes(const Value& v) {
 }
 }  // namespace
 
-Status Executor::run_graph(const ir::Graph& g, std::vector<Value>& frame) {
+Status Executor::run_nodes(const ir::Graph& g, std::vector<Value>& frame, size_t begin, size_t end) {
   const bool timed = profile_ && stack_.empty();
   stack_.emplace_back(&g, &frame);
   Status status;
@@ -58,7 +58,7 @@ Status Executor::run_graph(const ir::Graph& g, std::vector<Value>& frame) {
   if (outermost)
     for (int id : g.inputs)
       if (frame[static_cast<size_t>(id)].is_tensor()) held_inputs_.push_back(frame[static_cast<size_t>(id)].tensor);
-  for (size_t ni = 0; ni < g.nodes.size() && status.ok(); ++ni) {
+  for (size_t ni = begin; ni < end && ni < g.nodes.size() && status.ok(); ++ni) {
     if (allocator_ && outermost) allocator_->set_step(static_cast<int>(ni));
     if (outermost) releasing_ = &g.release_after[ni];
     status = timed ? run_timed_node(g.nodes[ni], frame) : run_node(g.nodes[ni], frame);

@@ -40,7 +40,10 @@ class Executor final : public SubgraphRunner {
 
   // `frame` has one slot per value of `g`; inputs, initializers and captures already set.
   // On return, g.outputs' slots hold the results.
-  Status run_graph(const ir::Graph& g, std::vector<Value>& frame);
+  Status run_graph(const ir::Graph& g, std::vector<Value>& frame) { return run_nodes(g, frame, 0, g.nodes.size()); }
+  // Nodes [begin, end) of `g` only (the outermost graph: part of a batch run item by item),
+  // with the values they read from earlier nodes already in `frame`.
+  Status run_nodes(const ir::Graph& g, std::vector<Value>& frame, size_t begin, size_t end);
 
   // Times each node of the outermost graph run into `profile` (null = no timing). Nodes of
   // subgraphs are not timed on their own: their time is part of their parent node's.

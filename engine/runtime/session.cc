@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -58,20 +59,29 @@ class SessionImpl {
   // Batches run item by item (options.batch_split and runtime/batch_split.h); when not, why.
   bool split_batches = false;
   std::string split_obstacle;
-  // kAuto: a batch of at most this many items runs whole where its weights dominate and its
-  // activations stay in the last-level cache (whole_batch_limit); 0 = always item by item.
-  int64_t whole_batch_up_to = 0;
+  // kAuto: where a batch may run whole, best first (batch_cuts): the whole graph, or the nodes
+  // from a cut on, for batches of up to their whole_up_to items; none = always item by item.
+  std::vector<BatchCut> cuts;
 
   Result<std::vector<NamedValue>> run(const std::vector<NamedValue>& inputs,
                                       RunProfile* profile) const;
   // The checked inputs' run: the whole batch at once, or item by item.
   Result<std::vector<NamedValue>> run_checked(std::vector<Value> frame, RunProfile* profile) const;
+  // Runs nodes [begin, end) over `frame`, whose slots `keyed` hold the values the run's planned
+  // memory is keyed by (the graph inputs, or the batch gathered at a cut), and passes the frame
+  // to `take` when they succeed, before it and the run's node memory are let go.
+  Status run_span(std::vector<Value> frame, const std::vector<int>& keyed, size_t begin, size_t end,
+                  RunProfile* profile, const std::function<Status(const std::vector<Value>&)>& take) const;
+  // The graph outputs of a finished frame (initializer outputs from `constants`).
+  std::vector<NamedValue> outputs_of(const std::vector<Value>& frame) const;
   // A non-initializer graph input: when the batch is split, its first dim is the batch.
   bool batched_input(const std::string& name) const {
     return std::any_of(inputs.begin(), inputs.end(), [&](const TensorInfo& t) { return t.name == name; });
   }
+  // Item by item: the whole graph, or the nodes before `cut` (then the batch of its value runs
+  // the rest at once).
   Result<std::vector<NamedValue>> run_items(const std::vector<NamedValue>& given, int64_t items,
-                                            RunProfile* profile) const;
+                                            const BatchCut* cut, RunProfile* profile) const;
 };
 
 namespace {
@@ -171,16 +181,44 @@ Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& 
     int64_t items = 0;  // the batch: every non-initializer input's first dim (one symbol)
     for (const auto& [name, value] : given)
       if (value.is_tensor() && batched_input(name)) items = value.tensor.dim(0);
-    if (items > 1 && items > whole_batch_up_to) return run_items(given, items, profile);
+    if (items > 1) {
+      auto cut = std::find_if(cuts.begin(), cuts.end(), [&](const BatchCut& c) { return c.whole_up_to >= items; });
+      if (cut == cuts.end()) return run_items(given, items, nullptr, profile);
+      if (cut->node > 0) return run_items(given, items, &*cut, profile);
+    }
   }
   return run_checked(std::move(frame), profile);
 }
 
-Result<std::vector<NamedValue>> SessionImpl::run_items(const std::vector<NamedValue>& given,
-                                                       int64_t items, RunProfile* profile) const {
-  // Each batched input's item i is a view of its slice; the outputs are concatenated.
+namespace {
+// Item `i`'s tensor `part` of a batch of `items` into `whole`, made [items * d0, ...] at item 0.
+Status place_item(const std::string& name, const Value& part, int64_t i, int64_t items,
+                  int64_t max_elements, Tensor* whole) {
+  if (!part.is_tensor() || part.tensor.dtype() == DType::kString)
+    return internal_error("item-by-item run: '", name, "' is not a numeric tensor");
+  const Tensor& p = part.tensor;
+  if (i == 0) {
+    Shape s = p.shape();
+    if (s.empty()) return internal_error("item-by-item run: '", name, "' is a scalar");
+    s[0] *= items;
+    OSPREY_ASSIGN_OR_RETURN(*whole, Tensor::create_uninitialized(p.dtype(), s, max_elements));
+  }
+  if (p.dtype() != whole->dtype() || p.nbytes() * static_cast<size_t>(items) != whole->nbytes())
+    return internal_error("item-by-item run: '", name, "' changed shape between items");
+  std::memcpy(static_cast<char*>(whole->raw_data()) + static_cast<size_t>(i) * p.nbytes(), p.raw_data(), p.nbytes());
+  return Status::Ok();
+}
+}  // namespace
+
+Result<std::vector<NamedValue>> SessionImpl::run_items(const std::vector<NamedValue>& given, int64_t items,
+                                                       const BatchCut* cut, RunProfile* profile) const {
+  // Each batched input's item i is a view of its slice; the outputs (or the cut's value) are
+  // concatenated.
+  const ir::Graph& g = *graph;
+  const size_t end = cut ? cut->node : g.nodes.size();
   std::vector<NamedValue> item = given;
   std::vector<NamedValue> out;
+  Tensor gathered;  // the cut's value, whole
   RunProfile item_profile;
   for (int64_t i = 0; i < items; ++i) {
     for (size_t k = 0; k < given.size(); ++k) {
@@ -193,27 +231,24 @@ Result<std::vector<NamedValue>> SessionImpl::run_items(const std::vector<NamedVa
       item[k].second = Value(Tensor::wrap(v.tensor.dtype(), s, base + static_cast<size_t>(i) * bytes, nullptr));
     }
     item_profile.nodes.clear();  // the executor appends
-    std::vector<Value> frame(graph->values.size());
+    std::vector<Value> frame(g.values.size());
     for (const auto& [name, v] : item) frame[static_cast<size_t>(input_ids.at(name))] = v;
-    OSPREY_ASSIGN_OR_RETURN(auto part, run_checked(std::move(frame), profile ? &item_profile : nullptr));
-    if (i == 0) {
-      for (auto& [name, v] : part) {
-        if (!v.is_tensor() || v.tensor.dtype() == DType::kString)
-          return internal_error("item-by-item run: output '", name, "' is not a numeric tensor");
-        Shape s = v.tensor.shape();
-        s[0] *= items;
-        OSPREY_ASSIGN_OR_RETURN(Tensor whole, Tensor::create_uninitialized(v.tensor.dtype(), s,
-                                                                           options.max_tensor_elements));
-        out.emplace_back(name, Value(std::move(whole)));
-      }
-    }
-    for (size_t k = 0; k < part.size(); ++k) {
-      const Tensor& p = part[k].second.tensor;
-      Tensor& whole = out[k].second.tensor;
-      if (!part[k].second.is_tensor() || p.nbytes() * static_cast<size_t>(items) != whole.nbytes())
-        return internal_error("item-by-item run: output '", part[k].first, "' changed shape between items");
-      std::memcpy(static_cast<char*>(whole.raw_data()) + static_cast<size_t>(i) * p.nbytes(), p.raw_data(), p.nbytes());
-    }
+    OSPREY_RETURN_IF_ERROR(run_span(
+        std::move(frame), g.inputs, 0, end, profile ? &item_profile : nullptr, [&](const std::vector<Value>& f) {
+          if (cut)
+            return place_item(g.values[static_cast<size_t>(cut->value)].name, f[static_cast<size_t>(cut->value)], i,
+                              items, options.max_tensor_elements, &gathered);
+          std::vector<NamedValue> part = outputs_of(f);
+          if (i == 0) out.resize(part.size());
+          for (size_t k = 0; k < part.size(); ++k) {
+            out[k].first = part[k].first;
+            Tensor whole = out[k].second.tensor;
+            OSPREY_RETURN_IF_ERROR(
+                place_item(part[k].first, part[k].second, i, items, options.max_tensor_elements, &whole));
+            out[k].second = Value(std::move(whole));
+          }
+          return Status::Ok();
+        }));
     if (profile) {
       if (i == 0) {
         profile->nodes = item_profile.nodes;
@@ -221,15 +256,52 @@ Result<std::vector<NamedValue>> SessionImpl::run_items(const std::vector<NamedVa
         for (size_t j = 0; j < profile->nodes.size() && j < item_profile.nodes.size(); ++j)
           profile->nodes[j].ms += item_profile.nodes[j].ms;
       }
+      for (auto& n : profile->nodes) n.runs = i + 1;
       profile->memory = item_profile.memory;
       profile->items = items;
     }
   }
+  if (!cut) return out;
+  // The rest of the graph, once, on the gathered batch.
+  std::vector<Value> frame(g.values.size());
+  frame[static_cast<size_t>(cut->value)] = Value(std::move(gathered));
+  RunProfile rest;
+  OSPREY_RETURN_IF_ERROR(run_span(std::move(frame), {cut->value}, cut->node, g.nodes.size(),
+                                  profile ? &rest : nullptr, [&](const std::vector<Value>& f) {
+                                    out = outputs_of(f);
+                                    return Status::Ok();
+                                  }));
+  if (profile) {
+    profile->nodes.insert(profile->nodes.end(), rest.nodes.begin(), rest.nodes.end());
+    profile->memory = rest.memory;
+  }
   return out;
 }
 
-Result<std::vector<NamedValue>> SessionImpl::run_checked(std::vector<Value> frame,
-                                                         RunProfile* profile) const {
+std::vector<NamedValue> SessionImpl::outputs_of(const std::vector<Value>& frame) const {
+  const ir::Graph& g = *graph;
+  std::vector<NamedValue> out;
+  out.reserve(g.outputs.size());
+  for (int o : g.outputs) {
+    const Value& v = frame[static_cast<size_t>(o)];
+    out.emplace_back(g.values[static_cast<size_t>(o)].name, v.is_none() ? constants[static_cast<size_t>(o)] : v);
+  }
+  return out;
+}
+
+Result<std::vector<NamedValue>> SessionImpl::run_checked(std::vector<Value> frame, RunProfile* profile) const {
+  std::vector<NamedValue> out;
+  OSPREY_RETURN_IF_ERROR(run_span(std::move(frame), graph->inputs, 0, graph->nodes.size(), profile,
+                                  [&](const std::vector<Value>& f) {
+                                    out = outputs_of(f);
+                                    return Status::Ok();
+                                  }));
+  return out;
+}
+
+Status SessionImpl::run_span(std::vector<Value> frame, const std::vector<int>& keyed, size_t begin, size_t end,
+                             RunProfile* profile,
+                             const std::function<Status(const std::vector<Value>&)>& take) const {
   const ir::Graph& g = *graph;
   // Pins this calling thread's OpenMP workers before oneDNN or parallel_for use them
   // (options.pin_threads; a no-op otherwise and once they are pinned).
@@ -238,11 +310,11 @@ Result<std::vector<NamedValue>> SessionImpl::run_checked(std::vector<Value> fram
                 &kernel_states);
   exec.set_profile(profile);
   exec.set_constants(&constants);
-  // Planned memory, keyed by the inputs' types and shapes (runs with sequence or optional
-  // inputs use the heap).
-  std::vector<int64_t> key;
+  // Planned memory, keyed by the span and its inputs' types and shapes (runs with sequence or
+  // optional inputs use the heap).
+  std::vector<int64_t> key = {static_cast<int64_t>(begin), static_cast<int64_t>(end)};
   bool plannable = true;
-  for (int id : g.inputs) {
+  for (int id : keyed) {
     const Value& v = frame[static_cast<size_t>(id)];
     if (v.is_none()) {  // an omitted optional input
       key.push_back(-1);
@@ -258,23 +330,14 @@ Result<std::vector<NamedValue>> SessionImpl::run_checked(std::vector<Value> fram
   }
   std::unique_ptr<RunAllocator> allocator = plannable ? memory.begin(std::move(key)) : nullptr;
   exec.set_allocator(allocator.get());
-  Status status = exec.run_graph(g, frame);
-  std::vector<NamedValue> out;
-  if (status.ok()) {
-    out.reserve(g.outputs.size());
-    for (int o : g.outputs) {
-      const Value& v = frame[static_cast<size_t>(o)];
-      out.emplace_back(g.values[static_cast<size_t>(o)].name,
-                       v.is_none() ? constants[static_cast<size_t>(o)] : v);
-    }
-  }
-  std::vector<Value>().swap(frame);  // only the outputs keep node memory now
+  Status status = exec.run_nodes(g, frame, begin, end);
+  if (status.ok()) status = take(frame);
+  std::vector<Value>().swap(frame);  // only what `take` kept holds node memory now
   if (allocator) {
     RunMemoryStats stats = memory.finish(std::move(allocator), status.ok());
     if (profile) profile->memory = stats;
   }
-  if (!status.ok()) return status;
-  return out;
+  return status;
 }
 
 Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
@@ -323,7 +386,7 @@ Result<std::unique_ptr<SessionImpl>> build_session(const SessionOptions& options
   }
   impl->split_batches = impl->split_obstacle.empty();
   if (impl->split_batches && options.batch_split == BatchSplit::kAuto)
-    impl->whole_batch_up_to = whole_batch_limit(conv_traffic(g, facts), cpu::last_level_cache_bytes());
+    impl->cuts = batch_cuts(g, facts, cpu::last_level_cache_bytes());
   return impl;
 }
 }  // namespace
@@ -358,10 +421,23 @@ const SessionOptions& Session::options() const { return impl_->options; }
 std::string Session::graph_dump() const { return passes::dump_graph(*impl_->graph); }
 std::string Session::batch_split_summary() const {
   if (!impl_->split_batches) return "whole batch (" + impl_->split_obstacle + ")";
-  if (impl_->whole_batch_up_to > 1)
-    return "whole batch up to " + std::to_string(impl_->whole_batch_up_to) +
-           " items (weights reused, activations within the last-level cache), item by item above";
-  return "item by item";
+  // Each place a batch may run whole, in the order a run picks the first that takes its size.
+  std::string s;
+  int64_t largest = 0;
+  for (const BatchCut& c : impl_->cuts) {
+    if (c.whole_up_to <= largest) continue;  // never picked: a better one takes these sizes
+    const std::string up_to = (largest == 0 ? "up to " : std::to_string(largest + 1) + " to ") +
+                              std::to_string(c.whole_up_to) + " items";
+    if (c.node == 0) {
+      s += (s.empty() ? "whole batch " : "; whole batch ") + up_to;
+    } else {
+      s += (s.empty() ? "" : "; ") + up_to + ": item by item until " +
+           impl_->graph->nodes[c.node].display_name() + ", whole batch from there";
+    }
+    largest = c.whole_up_to;
+  }
+  if (s.empty()) return "item by item";
+  return s + " (weights reused, activations within the last-level cache); item by item above";
 }
 
 const OptimizationMarks& Session::optimization_marks() const { return impl_->marks; }

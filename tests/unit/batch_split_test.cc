@@ -112,6 +112,7 @@ TEST(BatchSplit, ProfileSumsTheItems) {
   EXPECT_EQ(one.items, 1);
   EXPECT_EQ(four.items, 4);
   ASSERT_EQ(one.nodes.size(), four.nodes.size());
+  for (const auto& t : four.nodes) EXPECT_EQ(t.runs, 4) << t.name;
   // The same profile object, reused for a batch of 1, reads one item again.
   RunProfile reused = four;
   ASSERT_TRUE(split->run({{"x", ramp({1, 3, 8, 8})}}, &reused).ok());
@@ -239,10 +240,10 @@ std::string weight_heavy_model() {
   return m.bytes();
 }
 
-TEST(BatchSplit, ConvTrafficCountsWeightsAndItemActivations) {
+TEST(BatchSplit, WeightTrafficCountsWeightsAndItemActivations) {
   auto g = import_graph(weight_heavy_model());
   ASSERT_TRUE(g);
-  const ConvTraffic t = conv_traffic(*g, infer_shapes(*g, false));
+  const WeightTraffic t = weight_traffic(*g, infer_shapes(*g, false));
   ASSERT_TRUE(t.known);
   EXPECT_EQ(t.weight_bytes, 64 * 64 * 4);
   EXPECT_EQ(t.act_bytes, 2 * 64 * 4 * 4);
@@ -250,7 +251,7 @@ TEST(BatchSplit, ConvTrafficCountsWeightsAndItemActivations) {
   // The small CNN: 432 bytes of weights against 768 + 1024 of activations per item.
   auto cnn = import_graph(cnn_model());
   ASSERT_TRUE(cnn);
-  const ConvTraffic c = conv_traffic(*cnn, infer_shapes(*cnn, false));
+  const WeightTraffic c = weight_traffic(*cnn, infer_shapes(*cnn, false));
   ASSERT_TRUE(c.known);
   EXPECT_EQ(c.weight_bytes, 4 * 3 * 9 * 4);
   EXPECT_EQ(c.act_bytes, (3 + 4) * 64 * 4);
@@ -261,23 +262,30 @@ TEST(BatchSplit, ConvTrafficCountsWeightsAndItemActivations) {
   m.node("Conv", {"x", "W"}, {"y"});
   auto dyn = import_graph(m.bytes());
   ASSERT_TRUE(dyn);
-  EXPECT_FALSE(conv_traffic(*dyn, infer_shapes(*dyn, false)).known);
+  EXPECT_FALSE(weight_traffic(*dyn, infer_shapes(*dyn, false)).known);
 }
 
 TEST(BatchSplit, WholeBatchLimitNeedsDominantWeightsAndCachedActivations) {
-  ConvTraffic t;
+  WeightTraffic t;
   t.known = true;
   t.weight_bytes = 94e6, t.act_bytes = 86e6, t.max_act_bytes = 4.6e6;  // ResNet50-like
-  // Twice 4.6 MB per item within the cache: 54 items in 480 MiB, 3 in 32 MiB.
-  EXPECT_EQ(whole_batch_limit(t, int64_t{480} << 20), 54);
-  EXPECT_EQ(whole_batch_limit(t, int64_t{32} << 20), 3);
+  // Four times 4.6 MB per item within the cache: 27 items in 480 MiB, 1 in 32 MiB.
+  EXPECT_EQ(whole_batch_limit(t, int64_t{480} << 20), 27);
+  EXPECT_EQ(whole_batch_limit(t, int64_t{32} << 20), 1);
   EXPECT_EQ(whole_batch_limit(t, 0), 0);                     // cache size unknown
   t.weight_bytes = 8.8e6, t.act_bytes = 53e6;                // MobileNetV2-like
   EXPECT_EQ(whole_batch_limit(t, int64_t{480} << 20), 0);
   t.weight_bytes = 26.5e6;                                   // exactly half
-  EXPECT_EQ(whole_batch_limit(t, int64_t{480} << 20), 54);
+  EXPECT_EQ(whole_batch_limit(t, int64_t{480} << 20), 27);
   t.known = false;
   EXPECT_EQ(whole_batch_limit(t, int64_t{480} << 20), 0);
+}
+
+// The profile entry of the first node whose op type contains `op`.
+const NodeTiming* find_node(const RunProfile& p, const std::string& op) {
+  for (const auto& t : p.nodes)
+    if (t.op_type.find(op) != std::string::npos) return &t;
+  return nullptr;
 }
 
 TEST(BatchSplit, AutoRunsAWeightHeavyBatchWholeWithinTheCache) {
@@ -285,21 +293,121 @@ TEST(BatchSplit, AutoRunsAWeightHeavyBatchWholeWithinTheCache) {
   auto split = load(weight_heavy_model(), BatchSplit::kOn);
   ASSERT_TRUE(s && split);
   const int64_t llc = cpu::last_level_cache_bytes();
-  // 2 KiB per item: the whole batch fits any last-level cache up to llc / 4 KiB items.
+  // 2 KiB per item: the whole batch fits any last-level cache up to llc / 8 KiB items.
   const bool whole = llc > 0;
   const std::string summary = s->batch_split_summary();
-  if (whole)
-    EXPECT_EQ(summary.rfind("whole batch up to " + std::to_string(llc / 4096) + " items", 0), 0u) << summary;
-  else
+  if (whole) {
+    EXPECT_EQ(summary.rfind("up to " + std::to_string(llc / 8192) + " items", 0), 0u) << summary;
+    EXPECT_NE(summary.find("whole batch"), std::string::npos) << summary;
+  } else {
     EXPECT_EQ(summary, "item by item");
+  }
   const Tensor x = ramp({4, 64, 2, 2}, -1.0f, 0.0031f);
   RunProfile p, q;
   auto a = s->run({{"x", x}}, &p);
   auto b = split->run({{"x", x}}, &q);
   ASSERT_TRUE(a.ok() && b.ok()) << a.status().to_string();
-  EXPECT_EQ(p.items, whole ? 1 : 4);
+  // The convolution runs once on the whole batch (the layout changes before it may run item by
+  // item: they hold no weights).
+  const NodeTiming* conv = find_node(p, "Conv");
+  ASSERT_TRUE(conv != nullptr && !conv->input_shapes.empty() && !conv->input_shapes[0].empty());
+  EXPECT_EQ(conv->runs, whole ? 1 : 4);
+  EXPECT_EQ(conv->input_shapes[0][0], whole ? 4 : 1);
+  const NodeTiming* item_conv = find_node(q, "Conv");
+  ASSERT_TRUE(item_conv != nullptr);
+  EXPECT_EQ(item_conv->runs, 4);
   EXPECT_EQ(q.items, 4);
   expect_close((*a)[0].second, (*b)[0].second, "whole vs split");
+}
+
+// x [N, 8, 16, 16] -> Conv 1x1 (8 -> 8) -> + x -> Relu -> GlobalAveragePool -> Conv 1x1 (8 ->
+// 1024): the first convolution moves 16 KiB of activations per item for 256 bytes of weights,
+// the second 4128 bytes for 32 KiB.
+std::string heavy_tail_model() {
+  ModelBuilder m;
+  m.input("x", onnx::TensorProto::FLOAT, {-1, 8, 16, 16}).output("y");
+  m.initializer("W1", {8, 8, 1, 1}, cyclic_values(64, -0.3f, 0.017f, 7));
+  m.initializer("W2", {1024, 8, 1, 1}, cyclic_values(1024 * 8, -0.2f, 0.009f, 17));
+  m.node("Conv", {"x", "W1"}, {"a"});
+  m.node("Add", {"a", "x"}, {"s"});
+  m.node("Relu", {"s"}, {"r"});
+  m.node("GlobalAveragePool", {"r"}, {"p"});
+  m.node("Conv", {"p", "W2"}, {"y"});
+  return m.bytes();
+}
+
+int value_id(const ir::Graph& g, const std::string& name) {
+  for (size_t i = 0; i < g.values.size(); ++i)
+    if (g.values[i].name == name) return static_cast<int>(i);
+  return ir::kNoValue;
+}
+
+TEST(BatchSplit, CutsWhereOneBatchedValueCrossesBeforeTheWeightHeavyNodes) {
+  auto g = import_graph(heavy_tail_model());
+  ASSERT_TRUE(g);
+  const ShapeFacts facts = infer_shapes(*g, false);
+  const int64_t llc = int64_t{1} << 20;
+  const std::vector<BatchCut> cuts = batch_cuts(*g, facts, llc);
+  // Before Relu, GlobalAveragePool and the second Conv (one value crosses each; before Add, a
+  // and x both do), and the whole graph, whose first Conv moves more than its weights save.
+  ASSERT_EQ(cuts.size(), 4u);
+  const double tail_gain = 2.0 * 1024 * 8 * 4 - (8 * 4 + 1024 * 4);
+  EXPECT_EQ(cuts[0].node, 4u);  // equal gains: the latest cut, whose gathered value is smallest
+  EXPECT_EQ(cuts[0].value, value_id(*g, "p"));
+  EXPECT_EQ(cuts[0].gain, tail_gain);
+  EXPECT_EQ(cuts[0].whole_up_to, llc / (4 * (8 * 4 + 1024 * 4)));
+  EXPECT_EQ(cuts[1].node, 3u);
+  EXPECT_EQ(cuts[1].value, value_id(*g, "r"));
+  EXPECT_EQ(cuts[2].node, 2u);
+  EXPECT_EQ(cuts[2].value, value_id(*g, "s"));
+  EXPECT_EQ(cuts[3].node, 0u);
+  EXPECT_EQ(cuts[3].value, ir::kNoValue);
+  EXPECT_EQ(cuts[3].gain, tail_gain + 2.0 * 64 * 4 - 2 * 8 * 256 * 4);
+  EXPECT_EQ(cuts[3].whole_up_to, llc / (4 * 2 * 8 * 256 * 4));
+  EXPECT_TRUE(batch_cuts(*g, facts, 0).empty());  // cache size unknown
+  // A graph that is not separable has none.
+  ModelBuilder m;
+  m.input("x", onnx::TensorProto::FLOAT, {-1, 8, 16, 16}).output("y");
+  m.initializer("W", {8, 8, 1, 1}, cyclic_values(64, -0.3f, 0.017f, 7));
+  m.node("Conv", {"x", "W"}, {"a"});
+  set_ints(m.node("ReduceMean", {"a"}, {"y"}), "axes", {0});  // mixes the items
+  auto mixed = import_graph(m.bytes());
+  ASSERT_TRUE(mixed);
+  EXPECT_TRUE(batch_cuts(*mixed, infer_shapes(*mixed, false), llc).empty());
+}
+
+TEST(BatchSplit, ACutRunsItsHeadItemByItemAndItsTailOnTheWholeBatch) {
+  const std::string bytes = heavy_tail_model();
+  auto cut = load(bytes, BatchSplit::kAuto), split = load(bytes, BatchSplit::kOn),
+       whole = load(bytes, BatchSplit::kOff);
+  ASSERT_TRUE(cut && split && whole);
+  const bool cached = cpu::last_level_cache_bytes() > 0;
+  const std::string summary = cut->batch_split_summary();
+  EXPECT_EQ(summary.find("item by item until") != std::string::npos, cached) << summary;
+  for (int64_t n : {2, 5}) {
+    SCOPED_TRACE(n);
+    const Tensor x = ramp({n, 8, 16, 16}, -1.5f, 0.0023f);
+    RunProfile p;
+    auto a = cut->run({{"x", x}}, &p);
+    auto b = split->run({{"x", x}});
+    auto c = whole->run({{"x", x}});
+    ASSERT_TRUE(a.ok() && b.ok() && c.ok()) << a.status().to_string();
+    ASSERT_EQ((*a)[0].second.shape(), (Shape{n, 1024, 1, 1}));
+    expect_close((*a)[0].second, (*b)[0].second, "cut vs item by item");
+    expect_close((*a)[0].second, (*c)[0].second, "cut vs whole");
+    const float* y = (*a)[0].second.data<float>();
+    EXPECT_NE(y[0], y[1024 * (n - 1)]) << "items differ";
+    EXPECT_EQ(p.items, n);
+    // The residual convolution ran item by item, the last one once on the whole batch.
+    std::vector<const NodeTiming*> convs;
+    for (const auto& t : p.nodes)
+      if (t.op_type.find("Conv") != std::string::npos) convs.push_back(&t);
+    ASSERT_EQ(convs.size(), 2u);
+    EXPECT_EQ(convs[0]->runs, n);
+    EXPECT_EQ(convs[0]->input_shapes[0][0], 1);
+    EXPECT_EQ(convs[1]->runs, cached ? 1 : n);
+    EXPECT_EQ(convs[1]->input_shapes[0][0], cached ? n : 1);
+  }
 }
 
 }  // namespace

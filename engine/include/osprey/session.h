@@ -50,6 +50,9 @@ struct NodeTiming {
   std::string op_type;  // "Conv", "FusedConv", ...
   std::string domain;   // "" for ONNX ops, "com.osprey" for the engine's fused ops
   double ms = 0;        // wall time of the node's kernel
+  // How many runs `ms` sums: the items of a batch that ran item by item through this node (its
+  // shapes are then one item's), else 1.
+  int64_t runs = 1;
   // Shapes the node saw in this run, by position; an empty shape for an absent or non-tensor
   // input/output (a scalar tensor also has an empty shape). Enough to count FLOPs afterwards.
   std::vector<Shape> input_shapes;
@@ -83,8 +86,9 @@ struct OptimizationMarks {
 
 // Per-node timings of one run, in execution order, and where its outputs lived.
 struct RunProfile {
-  // Run item by item (SessionOptions::batch_split): each node's ms is summed over the items,
-  // its shapes are one item's, and `items` says how many there were (1: the batch at once).
+  // Run item by item (SessionOptions::batch_split), in whole or up to a cut: each node run item
+  // by item sums its ms over the items (NodeTiming::runs) with one item's shapes, and `items`
+  // says how many there were (1: the batch at once).
   std::vector<NodeTiming> nodes;
   int64_t items = 1;
   RunMemoryStats memory;
