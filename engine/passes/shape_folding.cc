@@ -5,7 +5,10 @@
 // their type; constant_folding and dead_code_elimination then finish
 // the Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains. Shapes come from
 // shape_inference.h: declared main-graph inputs, constants and the ops it knows. A symbolic dim
-// (a dynamic batch or sequence length) is never folded: a Gather that picks one stays.
+// (a dynamic batch or sequence length) is never folded: a Gather that picks one stays, except
+// where a Reshape (allowzero 0) keeps it in place: a target whose entries are numbers, -1, or
+// the input's own dim at the same position (x.view(x.size(0), -1)) becomes a constant with 0
+// ("copy") there, so that the Shape chain feeding it goes dead.
 #include <cstdint>
 #include <set>
 
@@ -60,8 +63,32 @@ class ShapeFolding final : public Pass {
       dead[i] = true;
       changed = true;
     }
+    for (ir::Node& n : g.nodes) changed = constant_reshape_target(g, facts, n) || changed;
     if (changed) erase_nodes(g, dead);
     return changed;
+  }
+
+ private:
+  static bool constant_reshape_target(ir::Graph& g, const ShapeFacts& facts, ir::Node& n) {
+    if (n.op_type != "Reshape" || !n.domain.empty() || n.inputs.size() != 2) return false;
+    const ir::Attribute* allowzero = n.find_attribute("allowzero");
+    if (allowzero && allowzero->i != 0) return false;
+    const int x = n.inputs[0], t = n.inputs[1];
+    if (x == ir::kNoValue || t == ir::kNoValue || g.initializers.count(t)) return false;
+    const auto xi = static_cast<size_t>(x), ti = static_cast<size_t>(t);
+    if (!facts.has_contents[ti] || !facts.has_shape[xi]) return false;
+    const SymShape& target = facts.contents[ti];
+    const SymShape& xs = facts.shapes[xi];
+    Tensor c(DType::kInt64, Shape{static_cast<int64_t>(target.size())});
+    for (size_t k = 0; k < target.size(); ++k) {
+      const SymDim& d = target[k];
+      if (d.fixed()) c.data<int64_t>()[k] = d.value;
+      else if (is_infer_marker(d)) c.data<int64_t>()[k] = -1;
+      else if (k < xs.size() && !xs[k].fixed() && d == xs[k]) c.data<int64_t>()[k] = 0;
+      else return false;
+    }
+    n.inputs[1] = add_initializer(g, g.values[ti].name + "_constant", std::move(c));
+    return true;
   }
 };
 

@@ -47,7 +47,10 @@ class Inference {
       set_shape(id, std::move(s));
       if (t.dtype() == DType::kInt64 && t.rank() <= 1 && t.numel() <= 64) {
         SymShape c;
-        for (int64_t i = 0; i < t.numel(); ++i) c.push_back(fixed_dim(t.data<int64_t>()[i]));
+        for (int64_t i = 0; i < t.numel(); ++i) {
+          const int64_t v = t.data<int64_t>()[i];
+          c.push_back(v == -1 ? infer_marker() : fixed_dim(v));
+        }
         set_contents(id, std::move(c));
       }
     }
@@ -366,7 +369,7 @@ class Inference {
       if (d.fixed() && d.value == 0 && !allowzero) {
         if (!x_known || i >= shape(in(n, 0)).size()) return;
         out.push_back(shape(in(n, 0))[i]);
-      } else if (d.fixed() && d.value == -1) {
+      } else if (is_infer_marker(d)) {
         if (infer >= 0) return;
         infer = static_cast<int>(i);
         out.push_back({});
@@ -374,13 +377,21 @@ class Inference {
         out.push_back(d);
       }
     }
-    if (infer >= 0) {  // only when every size is a number
+    if (infer >= 0 && x_known) {
+      // The inferred size: X's elements over the other sizes, where each is a number once the
+      // symbols both sides share are cancelled ([batch, 1280, 1, 1] to [batch, -1]: 1280).
+      SymShape x = shape(in(n, 0));
       int64_t total = 1, rest = 1;
-      if (!x_known) return set_shape(y, std::move(out));
-      for (const SymDim& d : shape(in(n, 0))) total = d.fixed() ? total * d.value : -1;
-      for (size_t i = 0; i < out.size(); ++i)
-        if (static_cast<int>(i) != infer)
-          rest = out[i].fixed() && rest >= 0 ? rest * out[i].value : -1;
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (static_cast<int>(i) == infer) continue;
+        auto same = std::find(x.begin(), x.end(), out[i]);
+        if (!out[i].fixed() && same != x.end()) {
+          x.erase(same);
+          continue;
+        }
+        rest = out[i].fixed() && rest >= 0 ? rest * out[i].value : -1;
+      }
+      for (const SymDim& d : x) total = d.fixed() && total >= 0 ? total * d.value : -1;
       if (total >= 0 && rest > 0 && total % rest == 0)
         out[static_cast<size_t>(infer)] = fixed_dim(total / rest);
     }

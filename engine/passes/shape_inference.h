@@ -9,7 +9,8 @@
 //
 // Shapes propagate through element-wise ops (broadcasting), Conv/pools, MatMul/Gemm, the fused
 // com.osprey ops, Transpose, Reshape, Flatten, (Un)Squeeze, Concat, Gather and Shape; contents
-// through Shape, Gather, Slice, Concat, (Un)Squeeze and Cast on int64 values.
+// through Shape, Gather, Slice, Concat, (Un)Squeeze and Cast on int64 values (a literal -1 as
+// infer_marker()).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,11 @@ struct SymDim {
   bool operator==(const SymDim& o) const { return known() && value == o.value && sym == o.sym; }
 };
 using SymShape = std::vector<SymDim>;
+
+// A literal -1 in a shape tensor's contents (Reshape's "infer this dim"): a symbol of its own,
+// so that no size arithmetic takes it for a number and it survives Concat and Gather.
+inline SymDim infer_marker() { return SymDim{-1, "-1"}; }
+inline bool is_infer_marker(const SymDim& d) { return d.value < 0 && d.sym == "-1"; }
 
 struct ShapeFacts {
   std::vector<bool> has_shape;     // rank known (dims may still be unknown)

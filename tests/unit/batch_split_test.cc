@@ -127,7 +127,14 @@ TEST(BatchSplit, ProfileSumsTheItems) {
 TEST(BatchSplit, AutoSplitsOnlyConvolutionalGraphs) {
   auto s = load(cnn_model(), BatchSplit::kAuto);
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->batch_split_summary(), "item by item");
+  // The classifier's weights (80 bytes) outweigh its activations (36 bytes per item): the batch
+  // runs whole from the pooling on, where only the pooled map crosses (the Reshape's target is
+  // a constant [0, -1] once shape_folding ran).
+  if (cpu::last_level_cache_bytes() > 0)
+    EXPECT_NE(s->batch_split_summary().find("item by item until ReduceMean"), std::string::npos)
+        << s->batch_split_summary();
+  else
+    EXPECT_EQ(s->batch_split_summary(), "item by item");
   // No convolution: batched products reuse their weights, so the batch stays whole.
   ModelBuilder m;
   m.input("x", onnx::TensorProto::FLOAT, {-1, 4}).output("y");
@@ -248,13 +255,16 @@ TEST(BatchSplit, WeightTrafficCountsWeightsAndItemActivations) {
   EXPECT_EQ(t.weight_bytes, 64 * 64 * 4);
   EXPECT_EQ(t.act_bytes, 2 * 64 * 4 * 4);
   EXPECT_EQ(t.max_act_bytes, 2 * 64 * 4 * 4);
-  // The small CNN: 432 bytes of weights against 768 + 1024 of activations per item.
+  // The small CNN: 432 bytes of convolution weights and 80 of the MatMul's against 768 + 1024
+  // and 16 + 20 bytes of activations per item (the Reshape to [Shape(g)[0], -1] is inferred as
+  // [N, 4]: the batch symbol cancels against g's).
   auto cnn = import_graph(cnn_model());
   ASSERT_TRUE(cnn);
   const WeightTraffic c = weight_traffic(*cnn, infer_shapes(*cnn, false));
   ASSERT_TRUE(c.known);
-  EXPECT_EQ(c.weight_bytes, 4 * 3 * 9 * 4);
-  EXPECT_EQ(c.act_bytes, (3 + 4) * 64 * 4);
+  EXPECT_EQ(c.weight_bytes, 4 * 3 * 9 * 4 + 4 * 5 * 4);
+  EXPECT_EQ(c.act_bytes, (3 + 4) * 64 * 4 + (4 + 5) * 4);
+  EXPECT_EQ(weight_traffic(*cnn, infer_shapes(*cnn, false), 6).weight_bytes, 4 * 5 * 4);  // from the Reshape on
   // A spatial size only known at run time: unknown traffic.
   ModelBuilder m;
   m.input("x", onnx::TensorProto::FLOAT, {-1, 64, -1, -1}).output("y");
