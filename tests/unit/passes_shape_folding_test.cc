@@ -1,4 +1,5 @@
-// shape_folding: shape computations on static dims become constants; symbolic dims never do.
+// shape_folding: shape computations on static dims become constants; symbolic dims never do,
+// except as a Reshape's copied dims. And the Reshape shape facts the rule relies on.
 #include "passes/shape_inference.h"
 #include "passes_test_util.h"
 
@@ -42,6 +43,39 @@ ModelBuilder bert_like(std::vector<int64_t> dims) {
   m.node("Reshape", {"h", "target"}, {"y"});
   m.node("Identity", {"d2"}, {"last"});
   return m;
+}
+
+// The shape facts of y = Reshape(x [N, 6, 2], target) for a constant target.
+SymShape reshaped(const std::vector<int64_t>& target) {
+  ModelBuilder m;
+  m.input("x", kF, {-1, 6, 2}).output("y");
+  int64_initializer(m, "t", {static_cast<int64_t>(target.size())}, target);
+  m.node("Reshape", {"x", "t"}, {"y"});
+  auto g = import_graph(m.bytes());
+  EXPECT_TRUE(g);
+  if (!g) return {};
+  const ShapeFacts facts = infer_shapes(*g, false);
+  for (size_t v = 0; v < g->values.size(); ++v)
+    if (g->values[v].name == "y" && facts.has_shape[v]) return facts.shapes[v];
+  return {};
+}
+
+TEST(ShapeFoldingTest, ReshapeInfersMinusOneOnceSharedSymbolsCancel) {
+  SymShape y = reshaped({0, -1});  // [N, 12]
+  ASSERT_EQ(y.size(), 2u);
+  EXPECT_TRUE(y[0].known() && !y[0].fixed());
+  EXPECT_EQ(y[1].value, 12);
+  y = reshaped({0, 4, -1});  // [N, 4, 3]
+  ASSERT_EQ(y.size(), 3u);
+  EXPECT_EQ(y[1].value, 4);
+  EXPECT_EQ(y[2].value, 3);
+  y = reshaped({-1, 4});  // N * 3 is not a number: unknown, never a guess
+  ASSERT_EQ(y.size(), 2u);
+  EXPECT_FALSE(y[0].known());
+  EXPECT_EQ(y[1].value, 4);
+  y = reshaped({0, 5, -1});  // 12 is not a multiple of 5
+  ASSERT_EQ(y.size(), 3u);
+  EXPECT_FALSE(y[2].known());
 }
 
 TEST(ShapeFoldingTest, FoldsStaticShapeChainsOfIntermediateValues) {
