@@ -325,9 +325,10 @@ Action add_bench_command(CLI::App& app) {
                 "parent node; latencies include the timing overhead)");
   cmd->add_option("--batch-split", args->batch_split,
                   "How a batch runs (single-model mode): auto (item by item for convolutional "
-                  "graphs separable along the batch, but whole where their weights dominate and "
-                  "the batch's activations fit the last-level cache), on (whenever separable) or "
-                  "off (the whole batch at once)")
+                  "graphs separable along the batch, but whole from the node on which their "
+                  "weights dominate and the batch's activations fit the last-level cache; `osprey "
+                  "inspect --optimized` lists where), on (item by item throughout whenever "
+                  "separable) or off (the whole batch at once)")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   add_blocked_layout_option(cmd, &args->blocked_layout);
   add_winograd_option(cmd, &args->winograd);

@@ -21,9 +21,10 @@ const char* precision_name(Precision p);
 
 // Whether a batch runs one item at a time (see Session::batch_split_summary): kAuto for
 // convolutional graphs separable along axis 0 (measured faster with AVX2 and with AVX-512: the
-// whole batch falls out of the caches between layers), except a batch whose convolutions'
-// weights dominate and whose activations fit the last-level cache (whole_batch_limit in
-// runtime/batch_split.h); kOn whenever the graph is separable (graphs without convolutions
+// whole batch falls out of the caches between layers), except from the node on which the
+// weights dominate and the batch's activations fit the last-level cache, where the batch runs
+// whole (batch_cuts in runtime/batch_split.h; the whole graph when that node is the first);
+// kOn item by item throughout whenever the graph is separable (graphs without convolutions
 // too); kOff never.
 enum class BatchSplit { kAuto, kOn, kOff };
 

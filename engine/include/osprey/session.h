@@ -114,8 +114,10 @@ class Session {
   // one line per node (op, name, inputs -> outputs, key attributes), subgraphs indented.
   // Stable text, for review and golden dumps (`osprey inspect --optimized`).
   std::string graph_dump() const;
-  // How a batch (first input dim > 1) runs: "item by item", "whole batch up to N items (...),
-  // item by item above" (BatchSplit::kAuto where the weights dominate), or "whole batch (<why>)".
+  // How a batch (first input dim > 1) runs: "item by item"; under BatchSplit::kAuto where the
+  // weights dominate, the sizes that run whole and from where ("whole batch up to N items",
+  // "up to N items: item by item until <node>, whole batch from there; ...", then "(...); item
+  // by item above"); or "whole batch (<why>)".
   std::string batch_split_summary() const;
   // How many nodes the precision mode and the Winograd policy marked at load.
   const OptimizationMarks& optimization_marks() const;
