@@ -169,6 +169,10 @@ Status Graph::finalize(const std::vector<std::string>& outer_names) {
         last_use[static_cast<size_t>(v)] = static_cast<int>(ni);
   }
   for (int o : outputs) last_use[static_cast<size_t>(o)] = -1;
+  produced_by.assign(values.size(), -1);
+  for (size_t ni = 0; ni < nodes.size(); ++ni)
+    for (int v : nodes[ni].outputs)
+      if (v != kNoValue) produced_by[static_cast<size_t>(v)] = static_cast<int>(ni);
   release_after.assign(nodes.size(), {});
   for (size_t v = 0; v < values.size(); ++v)
     if (last_use[v] >= 0) release_after[static_cast<size_t>(last_use[v])].push_back(static_cast<int>(v));

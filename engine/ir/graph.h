@@ -87,6 +87,9 @@ class Graph {
   std::vector<int> capture_sources;
   // After finalize(): for each node, the value ids whose last reader it is.
   std::vector<std::vector<int>> release_after;
+  // After finalize(): for each value id, the index in `nodes` of the node that outputs it; -1
+  // for graph inputs, initializers and captures.
+  std::vector<int> produced_by;
 
   int find_value(const std::string& name) const;  // -1 if absent
   int add_value(const std::string& name, ValueType type = {});

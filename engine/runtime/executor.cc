@@ -48,6 +48,14 @@ int64_t value_bytes(const Value& v) {
   for (const auto& t : v.sequence) n += static_cast<int64_t>(t.nbytes());
   return n;
 }
+
+// Whether value `id` of `g` was counted in the live bytes when it was made: the output of one
+// of the nodes [first_node, ...) that this executor ran, not a graph input, initializer or
+// capture (the caller's memory) nor a value of an earlier span of the graph.
+bool counted(const ir::Graph& g, int id, size_t first_node) {
+  const size_t v = static_cast<size_t>(id);
+  return v < g.produced_by.size() && g.produced_by[v] >= static_cast<int>(first_node);
+}
 }  // namespace
 
 Status Executor::run_nodes(const ir::Graph& g, std::vector<Value>& frame, size_t begin, size_t end) {
@@ -63,7 +71,7 @@ Status Executor::run_nodes(const ir::Graph& g, std::vector<Value>& frame, size_t
     if (outermost) releasing_ = &g.release_after[ni];
     status = timed ? run_timed_node(g.nodes[ni], frame) : run_node(g.nodes[ni], frame);
     for (int v : g.release_after[ni]) {
-      live_bytes_ -= value_bytes(frame[static_cast<size_t>(v)]);
+      if (counted(g, v, begin)) live_bytes_ -= value_bytes(frame[static_cast<size_t>(v)]);
       frame[static_cast<size_t>(v)] = Value();
     }
   }
@@ -218,6 +226,10 @@ Result<std::vector<Value>> Executor::run(const ir::Graph& g, std::vector<Value> 
   std::vector<Value> outs;
   outs.reserve(g.outputs.size());
   for (int o : g.outputs) outs.push_back(frame[static_cast<size_t>(o)]);
+  // The frame goes: what its nodes made and is still held (the outputs, now the calling node's
+  // to count as its own) leaves the live bytes.
+  for (size_t v = 0; v < frame.size(); ++v)
+    if (counted(g, static_cast<int>(v), 0)) live_bytes_ -= value_bytes(frame[v]);
   return outs;
 }
 
