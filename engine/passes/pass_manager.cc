@@ -28,6 +28,9 @@ PassManager PassManager::with_default_passes(PassManagerOptions options) {
   pm.add(make_inline_captured_constants());  // what folding made constant, into subgraphs
   pm.add(make_shape_folding());
   pm.add(make_constant_folding());  // what the folded shapes made constant
+  // The Shape chains that folded targets no longer read: the fusions below see the readers of a
+  // value, and a dead Shape of one (an attention's output) would stop them.
+  pm.add(make_dead_code_elimination());
   pm.add(make_qdq_conv_fusion());   // Pads whose pads folding computed, into the int8 convolutions
   pm.add(make_qdq_add_fusion());
   pm.add(make_qoperator_rewrite());  // QOperator-format int8 ops onto the ones the QDQ path runs

@@ -156,6 +156,27 @@ TEST(AttentionFusionTest, FusesShapeChainsWithMaskAndDiv) {
   expect_fused(Form{}, 0.5f);
 }
 
+// The whole default pipeline: shape_folding turns the Shape chains into constant targets
+// ([0, 0, H, D]) before the fusion runs, and the Shapes left dead must not stop it (they read
+// the attention's output Transpose).
+TEST(AttentionFusionTest, DefaultPassesFuseShapeChainsOnceFolded) {
+  for (const bool static_shapes : {false, true}) {
+    Form f;
+    f.static_shapes = static_shapes;
+    auto m = attention_model(f);
+    PassManagerOptions o;
+    o.level = 2;
+    o.verify_each_pass = true;
+    auto g = import_graph(m.bytes());
+    ASSERT_TRUE(g);
+    ASSERT_TRUE(PassManager::with_default_passes(o).run(*g).ok());
+    const std::string dump = dump_graph(*g);
+    EXPECT_EQ(count_op(*g, "com.osprey.Attention"), 1) << dump;
+    for (const char* op : {"MatMul", "Softmax", "Transpose", "Shape"})
+      EXPECT_EQ(count_op(*g, op), 0) << op << "\n" << dump;
+  }
+}
+
 TEST(AttentionFusionTest, FusesConstantShapesAndMulScaleForms) {
   Form f;
   f.static_shapes = true;
