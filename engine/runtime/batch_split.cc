@@ -321,29 +321,38 @@ bool has_convolution(const ir::Graph& g) {
   return std::any_of(g.nodes.begin(), g.nodes.end(), convolution);
 }
 
-WeightTraffic weight_traffic(const ir::Graph& g, const passes::ShapeFacts& facts, size_t first_node) {
-  WeightTraffic t;
-  t.known = true;
-  bool any = false;
-  for (size_t k = first_node; k < g.nodes.size(); ++k) {
-    const ir::Node& n = g.nodes[k];
-    if (!(convolution(n) || product(n)) || n.inputs.size() < 2 || n.outputs.empty()) continue;
-    const auto w = g.initializers.find(n.inputs[1]);
-    const double in = item_bytes(facts, n.inputs[0]), out = item_bytes(facts, n.outputs[0]);
+namespace {
+// The weight traffic from each node on: [k] counts nodes k..n-1, [n] none (one pass, back to
+// front, so that batch_cuts weighs every boundary in linear time).
+std::vector<WeightTraffic> traffic_from_each(const ir::Graph& g, const passes::ShapeFacts& facts) {
+  const size_t n = g.nodes.size();
+  std::vector<WeightTraffic> t(n + 1);
+  std::vector<char> any(n + 1, 0), unknown(n + 1, 0);
+  for (size_t k = n; k-- > 0;) {
+    t[k] = t[k + 1], any[k] = any[k + 1], unknown[k] = unknown[k + 1];
+    const ir::Node& nd = g.nodes[k];
+    if (!(convolution(nd) || product(nd)) || nd.inputs.size() < 2 || nd.outputs.empty()) continue;
+    const auto w = g.initializers.find(nd.inputs[1]);
+    const double in = item_bytes(facts, nd.inputs[0]), out = item_bytes(facts, nd.outputs[0]);
     // A product of two activations, or one whose shapes are not known (a classifier after a
     // Reshape to the batch size), is left out: the weights it would share go uncounted.
-    if (product(n) && (w == g.initializers.end() || in < 0 || out < 0)) continue;
-    any = true;
+    if (product(nd) && (w == g.initializers.end() || in < 0 || out < 0)) continue;
+    any[k] = 1;
     if (w == g.initializers.end() || in < 0 || out < 0) {
-      t.known = false;
+      unknown[k] = 1;
       continue;
     }
-    t.weight_bytes += static_cast<double>(w->second.nbytes());
-    t.act_bytes += in + out;
-    t.max_act_bytes = std::max(t.max_act_bytes, in + out);
+    t[k].weight_bytes += static_cast<double>(w->second.nbytes());
+    t[k].act_bytes += in + out;
+    t[k].max_act_bytes = std::max(t[k].max_act_bytes, in + out);
   }
-  t.known = t.known && any;
+  for (size_t k = 0; k <= n; ++k) t[k].known = any[k] && !unknown[k];
   return t;
+}
+}  // namespace
+
+WeightTraffic weight_traffic(const ir::Graph& g, const passes::ShapeFacts& facts, size_t first_node) {
+  return traffic_from_each(g, facts)[std::min(first_node, g.nodes.size())];
 }
 
 int64_t whole_batch_limit(const WeightTraffic& t, int64_t llc_bytes) {
@@ -377,8 +386,9 @@ std::vector<BatchCut> batch_cuts(const ir::Graph& g, const passes::ShapeFacts& f
     count[static_cast<size_t>(last[v] + 1)] -= 1, ids[static_cast<size_t>(last[v] + 1)] -= static_cast<int64_t>(v);
   }
   std::vector<BatchCut> cuts;
+  const std::vector<WeightTraffic> traffic = traffic_from_each(g, facts);
   auto consider = [&](size_t node, int value) {
-    const WeightTraffic t = weight_traffic(g, facts, node);
+    const WeightTraffic& t = traffic[node];
     BatchCut c{node, value, whole_batch_limit(t, llc_bytes), 2 * t.weight_bytes - t.act_bytes};
     if (c.whole_up_to >= 2) cuts.push_back(c);
   };
