@@ -14,6 +14,16 @@ constexpr int kF = onnx::TensorProto::FLOAT;
 constexpr int64_t kFloats = int64_t{1} << 18;  // 1 MiB of float32
 constexpr int64_t kMiB = int64_t{1} << 20;
 
+// Loads `m` as built (no optimization) under `limit` and runs it on a 1 MiB float32 `input`.
+Result<std::vector<NamedTensor>> run_with_limit(const ModelBuilder& m, const char* input, int64_t limit) {
+  SessionOptions opts;
+  opts.optimization_level = 0;
+  opts.memory_limit_bytes = limit;
+  auto s = Session::load_from_bytes(m.bytes(), opts);
+  if (!s.ok()) return s.status();
+  return (*s)->run({{input, Tensor(DType::kFloat32, {kFloats})}});
+}
+
 // x (1 MiB, the caller's) -> a = Neg(x) (1 MiB) -> y = Concat(a, a) (2 MiB): a and y are live
 // together after the Concat, 3 MiB, while x is released after the Neg.
 Result<std::vector<NamedTensor>> run_neg_concat(int64_t limit) {
@@ -25,12 +35,7 @@ Result<std::vector<NamedTensor>> run_neg_concat(int64_t limit) {
   axis->set_name("axis");
   axis->set_type(onnx::AttributeProto::INT);
   axis->set_i(0);
-  SessionOptions opts;
-  opts.optimization_level = 0;
-  opts.memory_limit_bytes = limit;
-  auto s = Session::load_from_bytes(m.bytes(), opts);
-  if (!s.ok()) return s.status();
-  return (*s)->run({{"x", Tensor(DType::kFloat32, {kFloats})}});
+  return run_with_limit(m, "x", limit);
 }
 
 TEST(MemoryLimitTest, CountsTheRunsIntermediatesNotItsReleasedInputs) {
@@ -74,12 +79,7 @@ Result<std::vector<NamedTensor>> run_loop(int64_t trips, bool temp, int64_t limi
   }
   g->add_output()->set_name("cond_out");
   g->add_output()->set_name("bv2");
-  SessionOptions opts;
-  opts.optimization_level = 0;
-  opts.memory_limit_bytes = limit;
-  auto s = Session::load_from_bytes(m.bytes(), opts);
-  if (!s.ok()) return s.status();
-  return (*s)->run({{"v", Tensor(DType::kFloat32, {kFloats})}});
+  return run_with_limit(m, "v", limit);
 }
 
 TEST(MemoryLimitTest, LoopIterationsDoNotAddUp) {
