@@ -226,10 +226,14 @@ Result<std::vector<Value>> Executor::run(const ir::Graph& g, std::vector<Value> 
   std::vector<Value> outs;
   outs.reserve(g.outputs.size());
   for (int o : g.outputs) outs.push_back(frame[static_cast<size_t>(o)]);
-  // The frame goes: what its nodes made and is still held (the outputs, now the calling node's
-  // to count as its own) leaves the live bytes.
-  for (size_t v = 0; v < frame.size(); ++v)
-    if (counted(g, static_cast<int>(v), 0)) live_bytes_ -= value_bytes(frame[v]);
+  // The frame goes: what its nodes made and still hold, its outputs (every other value was
+  // released), now the calling node's to count as its own, leaves the live bytes (once each).
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const int o = g.outputs[i];
+    if (counted(g, o, 0) && std::find(g.outputs.begin(), g.outputs.begin() + static_cast<std::ptrdiff_t>(i), o) ==
+                                g.outputs.begin() + static_cast<std::ptrdiff_t>(i))
+      live_bytes_ -= value_bytes(frame[static_cast<size_t>(o)]);
+  }
   return outs;
 }
 
