@@ -24,7 +24,9 @@
 // it), where oneDNN offers one and, for 1, where both channel counts are at least
 // kWinogradMinChannels, the output has kWinogradMinPixels (conv_dnnl.h) and, with constant
 // weights, it measured faster than the direct one on this CPU (conv_winograd_choice.h);
-// otherwise the direct one.
+// otherwise the direct one. A channels-last float32 one with constant weights that our own
+// F(2x2, 3x3) form fits (conv_winograd23.h: AVX-512, channels multiples of 16) runs in that
+// form instead of oneDNN's Winograd primitive, decided once per node at its first build.
 #include "kernels/cpu/conv_dnnl.h"
 
 #include <atomic>
@@ -36,6 +38,7 @@
 #include "kernels/cpu/conv_product.h"
 #include "kernels/cpu/conv_taps.h"
 #include "kernels/cpu/conv_tiles.h"
+#include "kernels/cpu/conv_winograd23.h"
 #include "kernels/cpu/conv_winograd_choice.h"
 #include "kernels/cpu/dnnl_common.h"
 #include "kernels/reference/nn_util.h"
@@ -59,6 +62,7 @@ struct ConvEntry {
   std::optional<TileConv> tile;         // set when the node runs in the tile form
   std::optional<DwConv> dw;             // set when the node runs in the depthwise form
   std::optional<ProductConv> product;   // set when the node runs in the product form
+  std::optional<Winograd23Conv> wino23;  // set when the node runs in our Winograd form
 };
 
 struct ConvState final : KernelState {
@@ -100,10 +104,15 @@ struct ConvState final : KernelState {
   // product_b holds its weights.
   int product = -1;
   std::shared_ptr<const PanelB> product_b;
+  // Likewise for our Winograd form (conv_winograd23.h), decided first; wino23_w holds its
+  // weights.
+  int wino23 = -1;
+  std::shared_ptr<const Winograd23Weights> wino23_w;
 
   bool holds_constant(int input) const override {
     return input == 1 &&
-           (!packed.empty() || !tap_rows.empty() || tile_panels || dw_weights || product_b);
+           (!packed.empty() || !tap_rows.empty() || tile_panels || dw_weights || product_b ||
+            wino23_w);
   }
   void constant_released(int input) override {
     if (input != 1) return;
@@ -335,6 +344,37 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
       return std::shared_ptr<const ConvEntry>(e);
     }
   }
+  // The 2-D problem as the Winograd, product, tile and tap forms see it (win has two dimensions).
+  const auto nhwc_problem = [&] {
+    return NhwcConv{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0],
+                    win.out[1], win.strides[0], win.strides[1], win.dilations[0],
+                    win.dilations[1], win.pad_begin[0], win.pad_begin[1], has_bias, has_z, blk};
+  };
+  // A float32 channels-last convolution with constant weights that the winograd attribute
+  // leaves to a Winograd algorithm runs in our F(2x2, 3x3) form where it fits, decided once per
+  // node at its first build (its weights serve every input shape).
+  if (packable && cl && !blk && !st.bf16 && group == 1 && win.nd == 2 && st.wino23 != 0 &&
+      (st.wino23 == 1 || winograd_wanted(st, win, group, C, M))) {
+    const NhwcConv tp = nhwc_problem();
+    TileAct act = TileAct::kNone;
+    float lo = 0, hi = 0;
+    const bool act_ok = st.act.affine.empty() && tile_activation(st.act.name, st.act.params, &act, &lo, &hi);
+    if (st.wino23 < 0) st.wino23 = act_ok && winograd23_fits(tp) ? 1 : 0;
+    if (st.wino23 == 1) {
+      if (!st.wino23_w) {
+        if (st.weights_released) return internal_error("convolution: W was released unpacked");
+        st.wino23_w = pack_winograd23_weights(st.weights.data<float>(), M, C);
+      }
+      Winograd23Conv wc;
+      wc.p = tp;
+      wc.w = st.wino23_w;
+      wc.clamp = act != TileAct::kNone;
+      wc.lo = act == TileAct::kRelu ? 0.0f : lo;
+      wc.hi = act == TileAct::kRelu ? INFINITY : hi;
+      e->wino23 = wc;
+      return std::shared_ptr<const ConvEntry>(e);
+    }
+  }
   std::optional<dnnl::convolution_forward::primitive_desc> wino;
   // Winograd weights are reordered from the plain ones only (oneDNN reorders into its Winograd
   // layout from plain layouts): once the plain weights are gone, a new shape runs directly.
@@ -353,12 +393,6 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
     key.insert(key.end(), pad_r.begin(), pad_r.end());
     if (!winograd_measured_faster(*wino, *direct, io, key)) wino.reset();
   }
-  // The 2-D problem as the product, tile and tap forms see it (win has two dimensions).
-  const auto nhwc_problem = [&] {
-    return NhwcConv{N, C, xs[2], xs[3], M, win.kernel[0], win.kernel[1], win.out[0],
-                    win.out[1], win.strides[0], win.strides[1], win.dilations[0],
-                    win.dilations[1], win.pad_begin[0], win.pad_begin[1], has_bias, has_z, blk};
-  };
   // A float32 channels-last convolution with constant weights may run in the product form,
   // decided once per node at its first build (its packed weights serve every input shape).
   if (!wino && packable && cl && group == 1 && !st.bf16 && win.nd == 2 && st.product != 0) {
@@ -519,6 +553,12 @@ Status run_conv(KernelContext& ctx, bool fused) {
     if (e->dw) {
       run_depthwise(*e->dw, x.raw_data(), has_bias ? ctx.input(2).data<float>() : nullptr, y.raw_data(),
                     ctx.pool());
+      return Status::Ok();
+    }
+    if (e->wino23) {
+      if (has_z && !z_in_y) std::memcpy(y.raw_data(), ctx.input(3).raw_data(), y.nbytes());
+      run_winograd23(*e->wino23, x.data<float>(), has_bias ? ctx.input(2).data<float>() : nullptr,
+                     y.data<float>(), threads);
       return Status::Ok();
     }
     if (e->product) {

@@ -177,7 +177,7 @@ int64_t share_begin(const PanelB& b, int64_t M, int64_t i, int64_t n) {
 
 bool panel_product_supported() { return vector_isa_supported(VectorIsa::avx512); }
 
-PanelB make_panel_b(int64_t K, int64_t N) {
+PanelB panel_b_geometry(int64_t K, int64_t N) {
   PanelB pb;
   pb.K = K, pb.N = N;
   const int64_t blocks = (K + kBlockRows - 1) / kBlockRows;
@@ -186,6 +186,11 @@ PanelB make_panel_b(int64_t K, int64_t N) {
   pb.last_width = (N - (pb.panels - 1) * kPanel + 15) / 16 * 16;
   if (pb.last_width == 16 && pb.panels >= 2) pb.paired_tail = true, pb.last_width = 32;
   pb.padded_n = panel_column(pb, pb.panels - 1) + pb.last_width;
+  return pb;
+}
+
+PanelB make_panel_b(int64_t K, int64_t N) {
+  PanelB pb = panel_b_geometry(K, N);
   const size_t bytes = static_cast<size_t>(K * pb.padded_n) * sizeof(float);
   float* out = static_cast<float*>(allocate_large(bytes));
   if (!out) throw std::bad_alloc();

@@ -54,6 +54,9 @@ PanelB pack_panel_b(const float* b, int64_t K, int64_t N, int64_t k_stride, int6
 // [n0, n0 + width), to out, for every row of every panel in storage order (the padding past N
 // it zeroes itself).
 PanelB make_panel_b(int64_t K, int64_t N);
+// make_panel_b's layout without the storage (data null): for packing several B of one shape
+// into one allocation, each at offset i * K * padded_n.
+PanelB panel_b_geometry(int64_t K, int64_t N);
 template <class Row>
 void fill_panel_b(PanelB& pb, Row&& row) {
   float* out = const_cast<float*>(pb.data);
