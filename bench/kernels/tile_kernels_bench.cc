@@ -4,6 +4,9 @@
 // model whose weights stream through the last-level cache. Sections:
 //   conv3x3  channels-last 3x3 convolutions (+ bias + Relu): the tile form vs oneDNN's direct nhwc
 //   conv1x1  1x1 convolutions with a residual sum: oneDNN nhwc vs nChw8c (the layout question)
+//   winograd ResNet50's stride-1 3x3 layers: our F(2x2, 3x3) form (conv_winograd23.h) over nhwc
+//             vs oneDNN's direct nhwc primitive and its Winograd primitive over nChw16c (no
+//             reorders around it: a bound in its favour)
 //   attention a MiniLM / BERT-base layer's heads (128 tokens): tiles vs the oneDNN batched matmuls
 //   attention_bf16  the same layer on the bf16 pair tiles (fast mode) vs the float32 tiles, on
 //             CPUs with avx512_bf16
@@ -28,6 +31,7 @@
 #include "kernels/cpu/attention_bf16.h"
 #include "kernels/cpu/attention_tiles.h"
 #include "kernels/cpu/conv_tiles.h"
+#include "kernels/cpu/conv_winograd23.h"
 #include "kernels/cpu/matmul_core.h"
 #include "kernels/cpu/row_kernels.h"
 
@@ -70,7 +74,8 @@ struct DnnlConv {
   std::unordered_map<int, memory> args;
   std::string impl;
   DnnlConv(Engine& e, int64_t C, int64_t M, int64_t H, int64_t K, int64_t S, bool sum, Tag tag,
-           float* x, const std::vector<float>& w_oihw, float* b, float* y) {
+           float* x, const std::vector<float>& w_oihw, float* b, float* y,
+           dnnl::algorithm alg = dnnl::algorithm::convolution_direct) {
     const int64_t pad = K / 2, OH = (H + 2 * pad - K) / S + 1;
     const auto f32 = memory::data_type::f32;
     memory::desc sd({1, C, H, H}, f32, tag), dd({1, M, OH, OH}, f32, tag),
@@ -81,8 +86,7 @@ struct DnnlConv {
     dnnl::primitive_attr attr;
     attr.set_post_ops(po);
     dnnl::convolution_forward::primitive_desc pd(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                        dnnl::algorithm::convolution_direct, sd, wd, bd, dd,
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, sd, wd, bd, dd,
                                         {S, S}, {pad, pad}, {pad, pad}),
         attr, e.eng);
     memory plain_w({{M, C, K, K}, f32, Tag::oihw}, e.eng, const_cast<float*>(w_oihw.data()));
@@ -174,6 +178,56 @@ void conv1x1(Engine& e, int rounds) {
     std::printf("| %ld -> %ld | %ldx%ld | %.3f | %.1f | %.3f | %.1f | %.2fx |\n", long(q.C),
                 long(q.M), long(q.H), long(q.H), a * 1e3, flops / a / 1e9, bt * 1e3,
                 flops / bt / 1e9, bt / a);
+  }
+}
+
+void winograd(Engine& e, int rounds) {
+  std::printf("\n## winograd: our F(2x2, 3x3) form vs oneDNN direct (nhwc) and Winograd (nChw16c), "
+              "bias + Relu%s\n", g_cold ? ", cold caches" : "");
+  if (!panel_product_supported()) {
+    std::printf("(the form needs AVX-512)\n");
+    return;
+  }
+  std::printf("| C -> M | image | ours ms | direct ms | oneDNN Winograd ms | ours / direct | "
+              "ours / oneDNN Winograd | max diff vs direct |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  struct P { int64_t C, H; };
+  for (const P q : {P{64, 56}, P{128, 28}, P{256, 14}}) {
+    const int64_t C = q.C, H = q.H;
+    NhwcConv p{1, C, H, H, C, 3, 3, H, H};
+    p.pad_top = p.pad_left = 1;
+    p.has_bias = true;
+    auto x = random_floats(static_cast<size_t>(H * H * C), 1);
+    auto w = random_floats(static_cast<size_t>(C * C * 9), 2);
+    auto b = random_floats(static_cast<size_t>(C), 3);
+    std::vector<float> y1(static_cast<size_t>(H * H * C)), y2(y1.size()), y3(y1.size());
+    Winograd23Conv ours;
+    ours.p = p;
+    ours.w = pack_winograd23_weights(w.data(), C, C);
+    ours.clamp = true, ours.lo = 0.0f, ours.hi = INFINITY;
+    DnnlConv direct(e, C, C, H, 3, 1, false, Tag::nhwc, x.data(), w, b.data(), y2.data());
+    DnnlConv wino(e, C, C, H, 3, 1, false, Tag::nChw16c, x.data(), w, b.data(), y3.data(),
+                  dnnl::algorithm::convolution_winograd);
+    std::vector<double> ta, tb, tc;
+    for (int i = 0; i < rounds + 3; ++i) {
+      maybe_evict();
+      const double t0 = now();
+      run_winograd23(ours, x.data(), b.data(), y1.data(), 1);
+      const double t1 = now();
+      maybe_evict();
+      const double t2 = now();
+      direct.run(e);
+      const double t3 = now();
+      maybe_evict();
+      const double t4 = now();
+      wino.run(e);
+      const double t5 = now();
+      if (i >= 3) ta.push_back(t1 - t0), tb.push_back(t3 - t2), tc.push_back(t5 - t4);
+    }
+    double diff = 0;
+    for (size_t i = 0; i < y1.size(); ++i) diff = std::max(diff, double(std::fabs(y1[i] - y2[i])));
+    const double a = median(ta), bt = median(tb), c = median(tc);
+    std::printf("| %ld -> %ld | %ldx%ld | %.3f | %.3f | %.3f | %.2fx | %.2fx | %.1e |\n", long(C),
+                long(C), long(H), long(H), a * 1e3, bt * 1e3, c * 1e3, a / bt, a / c, diff);
   }
 }
 
@@ -446,11 +500,11 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: osprey_tile_bench [--cold] [--rounds N] [--rows M] [--threads T] [--only conv3x3|"
-                   "conv1x1|attention|attention_bf16|products]\n");
+                   "conv1x1|winograd|attention|attention_bf16|products]\n");
       return 2;
     }
   }
-  const char* sections[] = {"conv3x3", "conv1x1", "attention", "attention_bf16", "products"};
+  const char* sections[] = {"conv3x3", "conv1x1", "winograd", "attention", "attention_bf16", "products"};
   if (!only.empty() && std::find(std::begin(sections), std::end(sections), only) == std::end(sections)) {
     std::fprintf(stderr, "osprey_tile_bench: unknown section '%s'\n", only.c_str());
     return 2;
@@ -461,6 +515,7 @@ int main(int argc, char** argv) {
   Engine e;
   if (want("conv3x3")) conv3x3(e, rounds);
   if (want("conv1x1")) conv1x1(e, rounds);
+  if (want("winograd")) winograd(e, rounds);
   if (want("attention")) attention(e, rounds);
   if (want("attention_bf16")) attention_bf16(rounds);
   if (want("products")) products(rounds, rows, threads);
