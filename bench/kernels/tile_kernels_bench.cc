@@ -4,9 +4,9 @@
 // model whose weights stream through the last-level cache. Sections:
 //   conv3x3  channels-last 3x3 convolutions (+ bias + Relu): the tile form vs oneDNN's direct nhwc
 //   conv1x1  1x1 convolutions with a residual sum: oneDNN nhwc vs nChw8c (the layout question)
-//   winograd ResNet50's stride-1 3x3 layers: our F(2x2, 3x3) form (conv_winograd23.h) over nhwc
-//             vs oneDNN's direct nhwc primitive and its Winograd primitive over nChw16c (no
-//             reorders around it: a bound in its favour)
+//   winograd ResNet50's stride-1 3x3 layers: our F(2x2, 3x3) and F(4x4, 3x3) forms
+//             (conv_winograd_nhwc.h) over nhwc vs oneDNN's direct nhwc primitive and its
+//             Winograd primitive over nChw16c (no reorders around it: a bound in its favour)
 //   attention a MiniLM / BERT-base layer's heads (128 tokens): tiles vs the oneDNN batched matmuls
 //   attention_bf16  the same layer on the bf16 pair tiles (fast mode) vs the float32 tiles, on
 //             CPUs with avx512_bf16
@@ -31,7 +31,7 @@
 #include "kernels/cpu/attention_bf16.h"
 #include "kernels/cpu/attention_tiles.h"
 #include "kernels/cpu/conv_tiles.h"
-#include "kernels/cpu/conv_winograd23.h"
+#include "kernels/cpu/conv_winograd_nhwc.h"
 #include "kernels/cpu/matmul_core.h"
 #include "kernels/cpu/row_kernels.h"
 
@@ -182,14 +182,15 @@ void conv1x1(Engine& e, int rounds) {
 }
 
 void winograd(Engine& e, int rounds) {
-  std::printf("\n## winograd: our F(2x2, 3x3) form vs oneDNN direct (nhwc) and Winograd (nChw16c), "
-              "bias + Relu%s\n", g_cold ? ", cold caches" : "");
+  std::printf("\n## winograd: our F(2x2, 3x3) and F(4x4, 3x3) forms vs oneDNN direct (nhwc) and "
+              "Winograd (nChw16c), bias + Relu%s\n", g_cold ? ", cold caches" : "");
   if (!panel_product_supported()) {
     std::printf("(the form needs AVX-512)\n");
     return;
   }
-  std::printf("| C -> M | image | ours ms | direct ms | oneDNN Winograd ms | ours / direct | "
-              "ours / oneDNN Winograd | max diff vs direct |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  std::printf("| C -> M | image | F(2x2) ms | F(4x4) ms | direct ms | oneDNN Winograd ms | "
+              "F(2x2) / direct | F(4x4) / direct | oneDNN Winograd / direct | max diff F(2x2), "
+              "F(4x4) vs direct |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   struct P { int64_t C, H; };
   for (const P q : {P{64, 56}, P{128, 28}, P{256, 14}}) {
     const int64_t C = q.C, H = q.H;
@@ -199,35 +200,42 @@ void winograd(Engine& e, int rounds) {
     auto x = random_floats(static_cast<size_t>(H * H * C), 1);
     auto w = random_floats(static_cast<size_t>(C * C * 9), 2);
     auto b = random_floats(static_cast<size_t>(C), 3);
-    std::vector<float> y1(static_cast<size_t>(H * H * C)), y2(y1.size()), y3(y1.size());
-    Winograd23Conv ours;
-    ours.p = p;
-    ours.w = pack_winograd23_weights(w.data(), C, C);
-    ours.clamp = true, ours.lo = 0.0f, ours.hi = INFINITY;
-    DnnlConv direct(e, C, C, H, 3, 1, false, Tag::nhwc, x.data(), w, b.data(), y2.data());
-    DnnlConv wino(e, C, C, H, 3, 1, false, Tag::nChw16c, x.data(), w, b.data(), y3.data(),
+    std::vector<float> y[4];
+    for (auto& v : y) v.resize(static_cast<size_t>(H * H * C));
+    WinogradNhwcConv ours[2];
+    for (int f = 0; f < 2; ++f) {
+      ours[f].p = p;
+      ours[f].w = pack_winograd_nhwc_weights(w.data(), C, C, f == 0 ? 2 : 4);
+      ours[f].clamp = true, ours[f].lo = 0.0f, ours[f].hi = INFINITY;
+    }
+    DnnlConv direct(e, C, C, H, 3, 1, false, Tag::nhwc, x.data(), w, b.data(), y[2].data());
+    DnnlConv wino(e, C, C, H, 3, 1, false, Tag::nChw16c, x.data(), w, b.data(), y[3].data(),
                   dnnl::algorithm::convolution_winograd);
-    std::vector<double> ta, tb, tc;
-    for (int i = 0; i < rounds + 3; ++i) {
+    const auto timed = [&](auto&& f) {
       maybe_evict();
       const double t0 = now();
-      run_winograd23(ours, x.data(), b.data(), y1.data(), 1);
-      const double t1 = now();
-      maybe_evict();
-      const double t2 = now();
-      direct.run(e);
-      const double t3 = now();
-      maybe_evict();
-      const double t4 = now();
-      wino.run(e);
-      const double t5 = now();
-      if (i >= 3) ta.push_back(t1 - t0), tb.push_back(t3 - t2), tc.push_back(t5 - t4);
+      f();
+      return now() - t0;
+    };
+    std::vector<double> t[4];
+    for (int i = 0; i < rounds + 3; ++i) {
+      double d[4];
+      for (int f = 0; f < 2; ++f)
+        d[f] = timed([&] { run_winograd_nhwc(ours[f], x.data(), b.data(), y[f].data(), 1); });
+      d[2] = timed([&] { direct.run(e); });
+      d[3] = timed([&] { wino.run(e); });
+      if (i >= 3)
+        for (int k = 0; k < 4; ++k) t[k].push_back(d[k]);
     }
-    double diff = 0;
-    for (size_t i = 0; i < y1.size(); ++i) diff = std::max(diff, double(std::fabs(y1[i] - y2[i])));
-    const double a = median(ta), bt = median(tb), c = median(tc);
-    std::printf("| %ld -> %ld | %ldx%ld | %.3f | %.3f | %.3f | %.2fx | %.2fx | %.1e |\n", long(C),
-                long(C), long(H), long(H), a * 1e3, bt * 1e3, c * 1e3, a / bt, a / c, diff);
+    double diff[2] = {0, 0};
+    for (int f = 0; f < 2; ++f)
+      for (size_t i = 0; i < y[2].size(); ++i)
+        diff[f] = std::max(diff[f], double(std::fabs(y[f][i] - y[2][i])));
+    double med[4];
+    for (int k = 0; k < 4; ++k) med[k] = median(t[k]);
+    std::printf("| %ld -> %ld | %ldx%ld | %.3f | %.3f | %.3f | %.3f | %.2fx | %.2fx | %.2fx | %.1e, %.1e |\n",
+                long(C), long(C), long(H), long(H), med[0] * 1e3, med[1] * 1e3, med[2] * 1e3,
+                med[3] * 1e3, med[0] / med[2], med[1] / med[2], med[3] / med[2], diff[0], diff[1]);
   }
 }
 

@@ -5,13 +5,13 @@
 // counter of Winograd primitives moves) and which stay direct (auto: too few channels or
 // pixels; any mode: stride, dilation), a new shape after the session
 // released the plain weights, and malformed attributes. These tests hold our own F(2x2, 3x3)
-// form (conv_winograd23.h, tested in cpu_conv_winograd23_test.cc) off, so that the shapes it
+// form (conv_winograd_nhwc.h, tested in cpu_conv_winograd_nhwc_test.cc) off, so that the shapes it
 // fits reach oneDNN's primitive.
 #include <gtest/gtest.h>
 
 #include "cpu_test_harness.h"
 #include "kernels/cpu/conv_dnnl.h"
-#include "kernels/cpu/conv_winograd23.h"
+#include "kernels/cpu/conv_winograd_nhwc.h"
 #include "kernels/cpu/conv_winograd_choice.h"
 #include "kernels/cpu/dnnl_common.h"
 
@@ -89,7 +89,7 @@ const char* domain_of(const Case& c) {
 }
 
 TEST(CpuConvWinograd, MatchesReferenceAndTakesThePathWhereOffered) {
-  cpu::Winograd23PolicyScope ours_off(cpu::TapPolicy::kNever);
+  cpu::WinogradNhwcPolicyScope ours_off(cpu::TapPolicy::kNever);
   const bool offered = winograd_offered();
   ThreadPool pool2(2);
   for (const auto& c : cases()) {
@@ -124,7 +124,7 @@ TEST(CpuConvWinograd, MatchesReferenceAndTakesThePathWhereOffered) {
 // Winograd against the direct primitive and takes the faster; a second node of the same shape
 // (other weights) takes the same path without timing again. Either path matches the reference.
 TEST(CpuConvWinograd, AutoTakesWhatMeasuredFasterOncePerShape) {
-  cpu::Winograd23PolicyScope ours_off(cpu::TapPolicy::kNever);
+  cpu::WinogradNhwcPolicyScope ours_off(cpu::TapPolicy::kNever);
   const bool offered = winograd_offered();
   const Attrs attrs = with({{"pads", ints_attr({1, 1, 1, 1})}, {"activation", string_attr("Relu")}},
                            1, true);
@@ -153,7 +153,7 @@ TEST(CpuConvWinograd, AutoTakesWhatMeasuredFasterOncePerShape) {
 // A node that ran Winograd keeps the plain weights beside its Winograd ones: after the session
 // releases its copy, a new input shape is still reordered into the Winograd layout.
 TEST(CpuConvWinograd, NewShapeAfterTheWeightsWereReleased) {
-  cpu::Winograd23PolicyScope ours_off(cpu::TapPolicy::kNever);
+  cpu::WinogradNhwcPolicyScope ours_off(cpu::TapPolicy::kNever);
   const bool offered = winograd_offered();
   const Attrs attrs = with({{"pads", ints_attr({1, 1, 1, 1})}}, 2, true);
   const Tensor w = random_tensor({64, 64, 3, 3}, 5), b = random_tensor({64}, 6);

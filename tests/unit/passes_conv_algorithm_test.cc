@@ -2,7 +2,7 @@
 // (float32, constant 3x3 weights, one group, stride 1, dilation 1; not fast mode's bf16 ones,
 // not at level 0), and a session with Winograd agrees with one without it.
 #include "kernels/cpu/conv_dnnl.h"
-#include "kernels/cpu/conv_winograd23.h"
+#include "kernels/cpu/conv_winograd_nhwc.h"
 #include "kernels/cpu/cpu_capabilities.h"
 #include "passes/compute_precision.h"
 #include "passes/conv_algorithm.h"
@@ -104,14 +104,14 @@ TEST(ConvAlgorithmTest, SessionsWithAndWithoutWinogradAgree) {
   on.winograd = Winograd::kOn;
   on.threads = off.threads = 1;
   off.winograd = Winograd::kOff;
-  const int64_t before = cpu::winograd_convolutions_built(), ours = cpu::winograd23_convolutions_run();
+  const int64_t before = cpu::winograd_convolutions_built(), ours = cpu::winograd_nhwc_convolutions_run();
   auto s_on = Session::load_from_bytes(model(), on);
   ASSERT_TRUE(s_on.ok()) << s_on.status().to_string();
   auto r_on = (*s_on)->run(kIn);
   ASSERT_TRUE(r_on.ok()) << r_on.status().to_string();
-  // oneDNN's Winograd primitives built, and runs of our own form (conv_winograd23.h).
+  // oneDNN's Winograd primitives built, and runs of our own form (conv_winograd_nhwc.h).
   const int64_t built = cpu::winograd_convolutions_built() - before,
-                ran_ours = cpu::winograd23_convolutions_run() - ours;
+                ran_ours = cpu::winograd_nhwc_convolutions_run() - ours;
   auto s_off = Session::load_from_bytes(model(), off);
   ASSERT_TRUE(s_off.ok()) << s_off.status().to_string();
   // The sessions say what their policy marked (bench --peak reports it).
@@ -121,7 +121,7 @@ TEST(ConvAlgorithmTest, SessionsWithAndWithoutWinogradAgree) {
   auto r_off = (*s_off)->run(kIn);
   ASSERT_TRUE(r_off.ok()) << r_off.status().to_string();
   EXPECT_EQ(cpu::winograd_convolutions_built() - before, built) << "winograd off built some";
-  EXPECT_EQ(cpu::winograd23_convolutions_run() - ours, ran_ours) << "winograd off ran our form";
+  EXPECT_EQ(cpu::winograd_nhwc_convolutions_run() - ours, ran_ours) << "winograd off ran our form";
   // Where oneDNN has Winograd kernels (AVX-512) the marked convolution ran a Winograd algorithm.
   if (cpu::avx512_kernels_available()) {
     EXPECT_GE(built + ran_ours, 1);

@@ -25,8 +25,9 @@
 // kWinogradMinChannels, the output has kWinogradMinPixels (conv_dnnl.h) and, with constant
 // weights, it measured faster than the direct one on this CPU (conv_winograd_choice.h);
 // otherwise the direct one. A channels-last float32 one with constant weights that our own
-// F(2x2, 3x3) form fits (conv_winograd23.h: AVX-512, channels multiples of 16) runs in that
-// form instead of oneDNN's Winograd primitive, decided once per node at its first build.
+// F(2x2, 3x3) / F(4x4, 3x3) form fits (conv_winograd_nhwc.h: AVX-512, channels multiples of
+// 16) runs in that form instead of oneDNN's Winograd primitive, decided once per node at its
+// first build.
 #include "kernels/cpu/conv_dnnl.h"
 
 #include <atomic>
@@ -38,7 +39,7 @@
 #include "kernels/cpu/conv_product.h"
 #include "kernels/cpu/conv_taps.h"
 #include "kernels/cpu/conv_tiles.h"
-#include "kernels/cpu/conv_winograd23.h"
+#include "kernels/cpu/conv_winograd_nhwc.h"
 #include "kernels/cpu/conv_winograd_choice.h"
 #include "kernels/cpu/dnnl_common.h"
 #include "kernels/reference/nn_util.h"
@@ -62,7 +63,7 @@ struct ConvEntry {
   std::optional<TileConv> tile;         // set when the node runs in the tile form
   std::optional<DwConv> dw;             // set when the node runs in the depthwise form
   std::optional<ProductConv> product;   // set when the node runs in the product form
-  std::optional<Winograd23Conv> wino23;  // set when the node runs in our Winograd form
+  std::optional<WinogradNhwcConv> wino_nhwc;  // set when the node runs in our Winograd form
 };
 
 struct ConvState final : KernelState {
@@ -104,15 +105,15 @@ struct ConvState final : KernelState {
   // product_b holds its weights.
   int product = -1;
   std::shared_ptr<const PanelB> product_b;
-  // Likewise for our Winograd form (conv_winograd23.h), decided first; wino23_w holds its
+  // Likewise for our Winograd form (conv_winograd_nhwc.h), decided first; wino_nhwc_w holds its
   // weights.
-  int wino23 = -1;
-  std::shared_ptr<const Winograd23Weights> wino23_w;
+  int wino_nhwc = -1;
+  std::shared_ptr<const WinogradNhwcWeights> wino_nhwc_w;
 
   bool holds_constant(int input) const override {
     return input == 1 &&
            (!packed.empty() || !tap_rows.empty() || tile_panels || dw_weights || product_b ||
-            wino23_w);
+            wino_nhwc_w);
   }
   void constant_released(int input) override {
     if (input != 1) return;
@@ -353,25 +354,25 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
   // A float32 channels-last convolution with constant weights that the winograd attribute
   // leaves to a Winograd algorithm runs in our F(2x2, 3x3) form where it fits, decided once per
   // node at its first build (its weights serve every input shape).
-  if (packable && cl && !blk && !st.bf16 && group == 1 && win.nd == 2 && st.wino23 != 0 &&
-      (st.wino23 == 1 || winograd_wanted(st, win, group, C, M))) {
+  if (packable && cl && !blk && !st.bf16 && group == 1 && win.nd == 2 && st.wino_nhwc != 0 &&
+      (st.wino_nhwc == 1 || winograd_wanted(st, win, group, C, M))) {
     const NhwcConv tp = nhwc_problem();
     TileAct act = TileAct::kNone;
     float lo = 0, hi = 0;
     const bool act_ok = st.act.affine.empty() && tile_activation(st.act.name, st.act.params, &act, &lo, &hi);
-    if (st.wino23 < 0) st.wino23 = act_ok && winograd23_fits(tp) ? 1 : 0;
-    if (st.wino23 == 1) {
-      if (!st.wino23_w) {
+    if (st.wino_nhwc < 0) st.wino_nhwc = act_ok && winograd_nhwc_fits(tp) ? 1 : 0;
+    if (st.wino_nhwc == 1) {
+      if (!st.wino_nhwc_w) {
         if (st.weights_released) return internal_error("convolution: W was released unpacked");
-        st.wino23_w = pack_winograd23_weights(st.weights.data<float>(), M, C);
+        st.wino_nhwc_w = pack_winograd_nhwc_weights(st.weights.data<float>(), M, C, winograd_nhwc_tile(tp));
       }
-      Winograd23Conv wc;
+      WinogradNhwcConv wc;
       wc.p = tp;
-      wc.w = st.wino23_w;
+      wc.w = st.wino_nhwc_w;
       wc.clamp = act != TileAct::kNone;
       wc.lo = act == TileAct::kRelu ? 0.0f : lo;
       wc.hi = act == TileAct::kRelu ? INFINITY : hi;
-      e->wino23 = wc;
+      e->wino_nhwc = wc;
       return std::shared_ptr<const ConvEntry>(e);
     }
   }
@@ -555,9 +556,9 @@ Status run_conv(KernelContext& ctx, bool fused) {
                     ctx.pool());
       return Status::Ok();
     }
-    if (e->wino23) {
+    if (e->wino_nhwc) {
       if (has_z && !z_in_y) std::memcpy(y.raw_data(), ctx.input(3).raw_data(), y.nbytes());
-      run_winograd23(*e->wino23, x.data<float>(), has_bias ? ctx.input(2).data<float>() : nullptr,
+      run_winograd_nhwc(*e->wino_nhwc, x.data<float>(), has_bias ? ctx.input(2).data<float>() : nullptr,
                      y.data<float>(), threads);
       return Status::Ok();
     }

@@ -1,0 +1,83 @@
+// Winograd F(2x2, 3x3) and F(4x4, 3x3) of our own for channels-last 3x3 convolutions (stride 1,
+// dilation 1, group 1, input and output channels multiples of 16) on panel_product.h. Each
+// m x m block of output pixels (a tile, m = 2 or 4) reads an (m + 2) x (m + 2) window of the
+// input, P = (m + 2)^2 positions; per block of tiles:
+//   1. the input transform V = B^T d B of every tile's window, 16 channels at a time, into
+//      V[P][tiles][C];
+//   2. for each position, one product M[pos] [tiles, M] = V[pos] [tiles, C] x U[pos] [C, M],
+//      where U = G g G^T are the weights transformed and packed once per node;
+//   3. the output transform Y = A^T M A of each tile, with the bias, the residual Z (Y holds it
+//      on entry) and a Relu or Clip, stored once.
+// F(2x2) does 16/36 of the direct convolution's multiply-adds with U 16/9 the plain weights'
+// size; F(4x4) 36/144 with U 4x (Lavin and Gray's matrices; its transforms weigh inputs by up
+// to 5 and outputs by up to 8, so it rounds a little more).
+//
+// Why: on an Ice Lake server core oneDNN 2.6's Winograd primitive (F(4x4) on these layers) ran
+// ResNet50's 14x14 layers (256 channels) no faster than its direct one inside the model: their
+// U (9.4 MB a layer) comes from memory at batch 1. Our F(2x2) reads 4.2 MB there and took 0.53x
+// the time of oneDNN's Winograd primitive; F(4x4) goes where U stays small (128 channels or
+// fewer), as oneDNN's does, without the reorders around it (`osprey_tile_bench --only
+// winograd`, docs/PERFORMANCE.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/cpu/conv_taps.h"
+#include "kernels/cpu/panel_product.h"
+
+namespace osprey::cpu {
+
+// Where the winograd attribute leaves a convolution to a Winograd algorithm (conv_dnnl.cc asks
+// only then): kAuto, the form where it fits with kWinogradNhwcMinChannels input and output
+// channels or more; kAlways, wherever it fits (tests); kNever, nowhere (oneDNN's Winograd
+// primitive there instead). Process-wide.
+void set_conv_winograd_nhwc_policy(TapPolicy policy);
+TapPolicy conv_winograd_nhwc_policy();
+using WinogradNhwcPolicyScope = FormPolicyScope<set_conv_winograd_nhwc_policy, conv_winograd_nhwc_policy>;
+// How many times run_winograd_nhwc has run in this process, and with F(4x4) (tests check the
+// form was taken).
+int64_t winograd_nhwc_convolutions_run();
+int64_t winograd_nhwc_f4_convolutions_run();
+
+// Whether the form runs `p` under the policy: AVX-512 (panel_product), channels-last (not
+// blocked), a 3x3 kernel with stride 1 and dilation 1, C and M multiples of 16, and with kAuto
+// enough channels.
+constexpr int64_t kWinogradNhwcMinChannels = 64;
+bool winograd_nhwc_fits(const NhwcConv& p);
+
+// The output tile for `p`: 4 (F(4x4, 3x3)) where C x M is at most kWinogradF4MaxChannelProduct
+// (U of 36 x C x M floats, 2.25 MiB at 128 x 128, read once per block of tiles from cache), 2
+// above (ResNet50's 256-channel layers, whose F(4x4) U would come from memory).
+constexpr int64_t kWinogradF4MaxChannelProduct = 128 * 128;
+int winograd_nhwc_tile(const NhwcConv& p);
+
+// U for the positions, each packed as panel_product's B [C, M], in one allocation.
+struct WinogradNhwcWeights {
+  int m = 2;              // the output tile
+  std::vector<PanelB> u;  // (m + 2)^2, sharing one storage
+};
+std::shared_ptr<const WinogradNhwcWeights> pack_winograd_nhwc_weights(const float* w, int64_t M,
+                                                                      int64_t C, int m);
+
+struct WinogradNhwcConv {
+  NhwcConv p;
+  std::shared_ptr<const WinogradNhwcWeights> w;
+  bool clamp = false;  // a Relu (lo 0, hi infinity) or Clip
+  float lo = 0, hi = 0;
+};
+
+// Tiles per block: V and M of a block together take about as many bytes as U (so that a small
+// U and the block stay in L2 together), at least kWinogradNhwcMinTiles, all of them where U is
+// large (each block reads U once). Blocks are balanced.
+constexpr int64_t kWinogradNhwcMinTiles = 32;
+int64_t winograd_nhwc_block_tiles(const NhwcConv& p, int m);
+
+// Runs it: x is [N, H, W, C], y is [N, OH, OW, M], holding Z already when p.has_z; bias is [M]
+// or null. Up to `threads` OpenMP threads split the transforms by tiles and the products by
+// position.
+void run_winograd_nhwc(const WinogradNhwcConv& c, const float* x, const float* bias, float* y,
+                       int threads);
+
+}  // namespace osprey::cpu
