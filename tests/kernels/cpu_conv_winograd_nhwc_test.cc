@@ -6,7 +6,8 @@
 // not taken (stride, dilation, channels off a multiple of 16, another kernel size, no winograd
 // attribute, the attribute's auto on too few channels, NCHW, computed weights, an activation it
 // does not apply, policy kNever), a new input shape after the session released the plain
-// weights, and the size of its blocks of tiles.
+// weights (in the form, or out of it when the first shape was not), and the size of its blocks
+// of tiles.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -175,6 +176,33 @@ TEST(CpuConvWinogradNhwc, NewShapeAfterTheWeightsWereReleased) {
   ASSERT_TRUE(got_other.ok()) << got_other.status().to_string();
   expect_close(*got_other, *want_other);
   EXPECT_EQ(cpu::winograd_nhwc_convolutions_run() - before, 2);
+}
+
+// Auto leaves a first image too small for Winograd to oneDNN's direct primitive; once the
+// session has released the plain weights, a larger image cannot be transformed and runs on the
+// packed ones, still matching the reference.
+TEST(CpuConvWinogradNhwc, LargerShapeAfterTheWeightsWereReleasedStaysOnThePackedOnes) {
+  cpu::WinogradNhwcPolicyScope automatic(TapPolicy::kAuto);
+  const Attrs attrs = channels_last(winograd({{"pads", ints_attr({1, 1, 1, 1})}}, 1));
+  const Tensor w = random_tensor({64, 64, 3, 3}, 5), b = random_tensor({64}, 6);
+  const Tensor small = random_tensor({1, 7, 7, 64}, 7), large = random_tensor({1, 14, 14, 64}, 8);
+  NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
+  auto want_small = ref.run({small, w, b});
+  auto want_large = ref.run({large, w, b});
+  ASSERT_TRUE(want_small.ok() && want_large.ok());
+  NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
+  const int64_t before = cpu::winograd_nhwc_convolutions_run();
+  auto got_small = fast.run({small, w, b});
+  ASSERT_TRUE(got_small.ok()) << got_small.status().to_string();
+  expect_close(*got_small, *want_small);
+  ASSERT_NE(fast.state(), nullptr);
+  ASSERT_TRUE(fast.state()->holds_constant(1));
+  fast.state()->constant_released(1);
+  const Tensor released = Tensor::wrap(DType::kFloat32, w.shape(), nullptr, nullptr);
+  auto got_large = fast.run({large, released, b});
+  ASSERT_TRUE(got_large.ok()) << got_large.status().to_string();
+  expect_close(*got_large, *want_large);
+  EXPECT_EQ(cpu::winograd_nhwc_convolutions_run(), before);
 }
 
 TEST(CpuConvWinogradNhwc, BlocksOfTilesFollowTheWeightsSize) {

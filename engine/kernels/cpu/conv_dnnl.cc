@@ -352,19 +352,24 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
                     win.dilations[1], win.pad_begin[0], win.pad_begin[1], has_bias, has_z, blk};
   };
   // A float32 channels-last convolution with constant weights that the winograd attribute
-  // leaves to a Winograd algorithm runs in our F(2x2, 3x3) form where it fits, decided once per
-  // node at its first build (its weights serve every input shape).
+  // leaves to a Winograd algorithm runs in our F(4x4) / F(2x2) form where it fits, decided once
+  // per node at the first build that asks (its weights serve every input shape). The form
+  // transforms the plain weights: where the session released them after an earlier shape ran
+  // in another form (an image too small for Winograd), the node stays out of it.
   if (packable && cl && !blk && !st.bf16 && group == 1 && win.nd == 2 && st.wino_nhwc != 0 &&
       (st.wino_nhwc == 1 || winograd_wanted(st, win, group, C, M))) {
     const NhwcConv tp = nhwc_problem();
     TileAct act = TileAct::kNone;
     float lo = 0, hi = 0;
     const bool act_ok = st.act.affine.empty() && tile_activation(st.act.name, st.act.params, &act, &lo, &hi);
-    if (st.wino_nhwc < 0) st.wino_nhwc = act_ok && winograd_nhwc_fits(tp) ? 1 : 0;
+    const Tensor* plain = !st.weights_released ? &st.weights
+                          : st.plain_held.defined() ? &st.plain_held
+                                                    : nullptr;
+    if (st.wino_nhwc < 0) st.wino_nhwc = act_ok && plain && winograd_nhwc_fits(tp) ? 1 : 0;
     if (st.wino_nhwc == 1) {
       if (!st.wino_nhwc_w) {
-        if (st.weights_released) return internal_error("convolution: W was released unpacked");
-        st.wino_nhwc_w = pack_winograd_nhwc_weights(st.weights.data<float>(), M, C, winograd_nhwc_tile(tp));
+        if (!plain) return internal_error("convolution: W was released unpacked");
+        st.wino_nhwc_w = pack_winograd_nhwc_weights(plain->data<float>(), M, C, winograd_nhwc_tile(tp));
       }
       WinogradNhwcConv wc;
       wc.p = tp;
