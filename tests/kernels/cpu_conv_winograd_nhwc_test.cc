@@ -223,6 +223,9 @@ TEST(CpuConvWinogradNhwc, BlocksOfTilesFollowTheWeightsSize) {
   // F(4x4), all 49 tiles (at most 64).
   EXPECT_EQ(block(1, 28, 128, 128, 2), 49);
   EXPECT_EQ(block(1, 28, 128, 128, 4), 49);
+  // 2048 channels in and out (U 256 MiB with F(2x2)): blocks capped at 8 MiB of V and M, 32
+  // tiles of 16 x 4096 floats; 64 x 64 = 4096 tiles in 128 blocks of 32.
+  EXPECT_EQ(block(1, 128, 2048, 2048, 2), 32);
   // The tile: F(4x4) up to 128 x 128 channels.
   cpu::NhwcConv p;
   p.C = 128, p.M = 128;

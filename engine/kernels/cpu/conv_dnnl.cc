@@ -26,8 +26,8 @@
 // weights, it measured faster than the direct one on this CPU (conv_winograd_choice.h);
 // otherwise the direct one. A channels-last float32 one with constant weights that our own
 // F(2x2, 3x3) / F(4x4, 3x3) form fits (conv_winograd_nhwc.h: AVX-512, channels multiples of
-// 16) runs in that form instead of oneDNN's Winograd primitive, decided once per node at its
-// first build.
+// 16) runs in that form instead of oneDNN's Winograd primitive, decided once per node at the
+// first build that asks.
 #include "kernels/cpu/conv_dnnl.h"
 
 #include <atomic>

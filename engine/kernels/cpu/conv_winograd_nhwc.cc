@@ -264,7 +264,8 @@ std::shared_ptr<const WinogradNhwcWeights> pack_winograd_nhwc_weights(const floa
 int64_t winograd_nhwc_block_tiles(const NhwcConv& p, int m) {
   const int64_t all = tiles_of(p, m).count, positions = (m + 2) * (m + 2);
   const int64_t per_tile = positions * (p.C + p.M), u_floats = positions * p.C * p.M;
-  const int64_t most = std::max(kWinogradNhwcMinTiles, u_floats / per_tile);
+  const int64_t cap = std::max<int64_t>(1, kWinogradNhwcMaxBlockBytes / (per_tile * static_cast<int64_t>(sizeof(float))));
+  const int64_t most = std::min(std::max(kWinogradNhwcMinTiles, u_floats / per_tile), cap);
   const int64_t blocks = std::max<int64_t>(1, (all + most - 1) / most);
   return (all + blocks - 1) / blocks;
 }

@@ -70,8 +70,10 @@ struct WinogradNhwcConv {
 
 // Tiles per block: V and M of a block together take about as many bytes as U (so that a small
 // U and the block stay in L2 together), at least kWinogradNhwcMinTiles, all of them where U is
-// large (each block reads U once). Blocks are balanced.
+// large (each block reads U once), but never more than kWinogradNhwcMaxBlockBytes of V and M
+// (the calling thread's scratch; ResNet50's blocks take 1.6-1.8 MiB). Blocks are balanced.
 constexpr int64_t kWinogradNhwcMinTiles = 32;
+constexpr int64_t kWinogradNhwcMaxBlockBytes = int64_t{8} << 20;
 int64_t winograd_nhwc_block_tiles(const NhwcConv& p, int m);
 
 // Runs it: x is [N, H, W, C], y is [N, OH, OW, M], holding Z already when p.has_z; bias is [M]
