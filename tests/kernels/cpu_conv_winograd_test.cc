@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "cpu_test_harness.h"
+#include "nhwc_conv_case.h"
 #include "kernels/cpu/conv_dnnl.h"
 #include "kernels/cpu/conv_winograd_nhwc.h"
 #include "kernels/cpu/conv_winograd_choice.h"
@@ -154,27 +155,11 @@ TEST(CpuConvWinograd, AutoTakesWhatMeasuredFasterOncePerShape) {
 // releases its copy, a new input shape is still reordered into the Winograd layout.
 TEST(CpuConvWinograd, NewShapeAfterTheWeightsWereReleased) {
   cpu::WinogradNhwcPolicyScope ours_off(cpu::TapPolicy::kNever);
-  const bool offered = winograd_offered();
   const Attrs attrs = with({{"pads", ints_attr({1, 1, 1, 1})}}, 2, true);
-  const Tensor w = random_tensor({64, 64, 3, 3}, 5), b = random_tensor({64}, 6);
-  const Tensor small = random_tensor({1, 8, 8, 64}, 7), other = random_tensor({1, 11, 6, 64}, 8);
-  NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
-  auto want_small = ref.run({small, w, b});
-  auto want_other = ref.run({other, w, b});
-  ASSERT_TRUE(want_small.ok() && want_other.ok());
-  NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
-  auto got_small = fast.run({small, w, b});
-  ASSERT_TRUE(got_small.ok()) << got_small.status().to_string();
-  expect_close(*got_small, *want_small);
-  ASSERT_NE(fast.state(), nullptr);
-  ASSERT_TRUE(fast.state()->holds_constant(1));
-  fast.state()->constant_released(1);
-  const Tensor released = Tensor::wrap(DType::kFloat32, w.shape(), nullptr, nullptr);
-  const int64_t before = cpu::winograd_convolutions_built();
-  auto got_other = fast.run({other, released, b});
-  ASSERT_TRUE(got_other.ok()) << got_other.status().to_string();
-  EXPECT_EQ(cpu::winograd_convolutions_built() - before, offered ? 1 : 0);
-  expect_close(*got_other, *want_other);
+  const int64_t built_for_second = runs_around_a_release(
+      attrs, random_tensor({64, 64, 3, 3}, 5), random_tensor({64}, 6), random_tensor({1, 8, 8, 64}, 7),
+      random_tensor({1, 11, 6, 64}, 8), cpu::winograd_convolutions_built).second;
+  EXPECT_EQ(built_for_second, winograd_offered() ? 1 : 0);
 }
 
 TEST(CpuConvWinograd, MalformedAttributeIsAnError) {

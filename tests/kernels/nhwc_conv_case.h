@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cpu_test_harness.h"
@@ -98,6 +99,36 @@ inline void expect_form_matches_reference(const NhwcConvCase& c, int64_t (*runs)
     EXPECT_EQ(runs(), before + 1) << "the form did not run";
     expect_close(*got, *want);
   }
+}
+
+// Runs `first` on a FusedConv node with constant weights w (and bias b), has the session release
+// w, then runs `second` with w released: both must agree with the reference FusedConv. Returns
+// how far `counter` moved during each of the two runs ({-1, -1} when a run failed).
+inline std::pair<int64_t, int64_t> runs_around_a_release(const Attrs& attrs, const Tensor& w,
+                                                         const Tensor& b, const Tensor& first,
+                                                         const Tensor& second, int64_t (*counter)()) {
+  NodeRunner ref("FusedConv", "com.osprey", 1, attrs, Device::ref);
+  auto want_first = ref.run({first, w, b});
+  auto want_second = ref.run({second, w, b});
+  EXPECT_TRUE(want_first.ok() && want_second.ok());
+  if (!want_first.ok() || !want_second.ok()) return {-1, -1};
+  NodeRunner fast("FusedConv", "com.osprey", 1, attrs, Device::cpu, {Tensor(), w});
+  int64_t before = counter();
+  auto got_first = fast.run({first, w, b});
+  const int64_t moved_first = counter() - before;
+  EXPECT_TRUE(got_first.ok()) << got_first.status().to_string();
+  if (!got_first.ok() || !fast.state()) return {-1, -1};
+  expect_close(*got_first, *want_first);
+  EXPECT_TRUE(fast.state()->holds_constant(1));
+  fast.state()->constant_released(1);
+  const Tensor released = Tensor::wrap(DType::kFloat32, w.shape(), nullptr, nullptr);
+  before = counter();
+  auto got_second = fast.run({second, released, b});
+  const int64_t moved_second = counter() - before;
+  EXPECT_TRUE(got_second.ok()) << got_second.status().to_string();
+  if (!got_second.ok()) return {-1, -1};
+  expect_close(*got_second, *want_second);
+  return {moved_first, moved_second};
 }
 
 // A convolution some form must not take.

@@ -191,6 +191,14 @@ struct ConvProblem {
   bool has_bias = false, has_z = false;
 };
 
+// A product or Winograd form's activation (tile_activation's) as the clamp of its output.
+template <class Form>
+void set_clamp(Form& f, TileAct act, float lo, float hi) {
+  f.clamp = act != TileAct::kNone;
+  f.lo = act == TileAct::kRelu ? 0.0f : lo;
+  f.hi = act == TileAct::kRelu ? INFINITY : hi;
+}
+
 bool winograd_wanted(const ConvState& st, const ref::Window& win, int64_t group, int64_t C, int64_t M) {
   // make_state refuses winograd with bf16 compute, so st.winograd != 0 means float32 here.
   if (st.winograd == 0 || group != 1 || win.nd != 2) return false;
@@ -374,9 +382,7 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
       WinogradNhwcConv wc;
       wc.p = tp;
       wc.w = st.wino_nhwc_w;
-      wc.clamp = act != TileAct::kNone;
-      wc.lo = act == TileAct::kRelu ? 0.0f : lo;
-      wc.hi = act == TileAct::kRelu ? INFINITY : hi;
+      set_clamp(wc, act, lo, hi);
       e->wino_nhwc = wc;
       return std::shared_ptr<const ConvEntry>(e);
     }
@@ -415,9 +421,7 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
       ProductConv pc;
       pc.p = tp;
       pc.b = st.product_b;
-      pc.clamp = act != TileAct::kNone;
-      pc.lo = act == TileAct::kRelu ? 0.0f : lo;
-      pc.hi = act == TileAct::kRelu ? INFINITY : hi;
+      set_clamp(pc, act, lo, hi);
       e->product = pc;
       return std::shared_ptr<const ConvEntry>(e);
     }
