@@ -12,12 +12,12 @@
 // size; F(4x4) 36/144 with U 4x (Lavin and Gray's matrices; its transforms weigh inputs by up
 // to 5 and outputs by up to 8, so it rounds a little more).
 //
-// Why: on an Ice Lake server core oneDNN 2.6's Winograd primitive (F(4x4) on these layers) ran
-// ResNet50's 14x14 layers (256 channels) no faster than its direct one inside the model: their
-// U (9.4 MB a layer) comes from memory at batch 1. Our F(2x2) reads 4.2 MB there and took 0.53x
-// the time of oneDNN's Winograd primitive; F(4x4) goes where U stays small (128 channels or
-// fewer), as oneDNN's does, without the reorders around it (`osprey_tile_bench --only
-// winograd`, docs/PERFORMANCE.md).
+// Why: on an Ice Lake server core oneDNN 2.6's Winograd primitive (`jit_fp32_wino_2x3`, an
+// F(2x2) too) ran ResNet50's 14x14 layers (256 channels) slower than its direct one, and needs
+// reorders around it for channels-last tensors. Our F(2x2) took 0.52-0.56x its time there, and our
+// F(4x4), where U stays small (128 channels or fewer; at 256 channels its U would be 9.4 MB a
+// layer, from memory at batch 1), 0.70-0.94x its time on the 64- and 128-channel layers
+// (`osprey_tile_bench --only winograd`, docs/PERFORMANCE.md).
 #pragma once
 
 #include <cstdint>
