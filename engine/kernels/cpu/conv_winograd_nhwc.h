@@ -14,9 +14,9 @@
 //
 // Why: on an Ice Lake server core oneDNN 2.6's Winograd primitive (`jit_fp32_wino_2x3`, an
 // F(2x2) too) ran ResNet50's 14x14 layers (256 channels) slower than its direct one, and needs
-// reorders around it for channels-last tensors. Our F(2x2) took 0.52-0.56x its time there, and our
-// F(4x4), where U stays small (128 channels or fewer; at 256 channels its U would be 9.4 MB a
-// layer, from memory at batch 1), 0.70-0.94x its time on the 64- and 128-channel layers
+// reorders around it for channels-last tensors. Our F(2x2) took 0.52-0.56x its time there, and
+// our F(4x4), where U stays small (128 channels or fewer; at 256 channels its U would be 9.4 MB
+// a layer, from memory at batch 1), 0.70-0.94x its time on the 64- and 128-channel layers
 // (`osprey_tile_bench --only winograd`, docs/PERFORMANCE.md).
 #pragma once
 
