@@ -32,8 +32,9 @@ void ProfileAccumulator::add(const RunProfile& profile) {
     ms += n.ms;
     ++count;
     if (nodes_.size() <= i)
-      nodes_.push_back({n.name.empty() ? "#" + std::to_string(i) : n.name, op_key(n), 0});
+      nodes_.push_back({n.name.empty() ? "#" + std::to_string(i) : n.name, op_key(n), 0, {}});
     nodes_[i].ms += n.ms;
+    nodes_[i].kernel = n.kernel;
   }
 }
 
@@ -52,7 +53,7 @@ ProfileSummary ProfileAccumulator::summary(size_t top_n) const {
   });
   for (size_t i = 0; i < nodes_.size(); ++i)
     s.top_nodes.push_back({i, nodes_[i].name, nodes_[i].op_type, nodes_[i].ms / runs,
-                           total > 0 ? nodes_[i].ms / total : 0});
+                           total > 0 ? nodes_[i].ms / total : 0, nodes_[i].kernel});
   std::stable_sort(
       s.top_nodes.begin(), s.top_nodes.end(),
       [](const NodeTime& a, const NodeTime& b) { return a.ms_per_run > b.ms_per_run; });
@@ -73,10 +74,14 @@ std::string profile_text(const ProfileSummary& s) {
   for (const auto& n : s.top_nodes)
     nw = std::max(nw, n.name.size()), tw = std::max(tw, n.op_type.size());
   out += "\ntop " + std::to_string(s.top_nodes.size()) + " nodes by time\n";
-  out += pad("#", 5) + "  " + pad("node", nw) + "  " + pad("op type", tw) + "  ms/run     share\n";
+  out += pad("#", 5) + "  " + pad("node", nw) + "  " + pad("op type", tw) +
+         "  ms/run     share   kernel\n";
   for (const auto& n : s.top_nodes)
     out += pad(std::to_string(n.index), 5) + "  " + pad(n.name, nw) + "  " + pad(n.op_type, tw) +
-           "  " + pad(fmt("%.4f", n.ms_per_run), 9) + "  " + fmt("%.1f%%", n.share * 100) + "\n";
+           "  " + pad(fmt("%.4f", n.ms_per_run), 9) + "  " +
+           (n.kernel.empty() ? fmt("%.1f%%", n.share * 100)
+                             : pad(fmt("%.1f%%", n.share * 100), 6) + "  " + n.kernel) +
+           "\n";
   return out;
 }
 
@@ -96,7 +101,7 @@ std::string profile_json(const ProfileSummary& s) {
     j += std::string(i ? ", " : "") + "{\"index\": " + std::to_string(n.index) +
          ", \"name\": " + json_string(n.name) + ", \"op_type\": " + json_string(n.op_type) +
          ", \"ms_per_run\": " + json_number(n.ms_per_run) + ", \"share\": " + json_number(n.share) +
-         "}";
+         ", \"kernel\": " + json_string(n.kernel) + "}";
   }
   return j + "]}";
 }

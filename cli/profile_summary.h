@@ -27,6 +27,7 @@ struct NodeTime {
   std::string op_type;
   double ms_per_run = 0;
   double share = 0;
+  std::string kernel;  // NodeTiming::kernel of its last profiled run ("" where it does not say)
 };
 
 struct ProfileSummary {
@@ -46,13 +47,15 @@ class ProfileAccumulator {
   struct NodeTotal {
     std::string name, op_type;
     double ms = 0;
+    std::string kernel;
   };
   int runs_ = 0;
   std::map<std::string, std::pair<double, int>> op_totals_;  // op type -> (ms, node count)
   std::vector<NodeTotal> nodes_;                             // by position in execution order
 };
 
-// The two tables as text ("op type  ms/run  share  count", then "top N nodes").
+// The two tables as text ("op type  ms/run  share  count", then "top N nodes", each with the
+// kernel's form where it says).
 std::string profile_text(const ProfileSummary& s);
 // {"runs": .., "node_ms_per_run": .., "by_op_type": [...], "top_nodes": [...]}.
 std::string profile_json(const ProfileSummary& s);

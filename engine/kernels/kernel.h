@@ -33,6 +33,9 @@ class KernelState {
   // tensor because no other node reads it. From then on the kernel receives, at that input, a
   // tensor with the constant's dtype and shape and no data (raw_data() == nullptr).
   virtual void constant_released(int input) { (void)input; }
+  // How the kernel last ran its node, for profiles: the primitive or form it picked (oneDNN's
+  // implementation name, or one of ours); empty where the kernel does not say.
+  virtual std::string form() const { return {}; }
 };
 
 // True for the stand-in of a constant whose plain data a kernel state holds in its own form

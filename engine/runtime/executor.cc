@@ -102,6 +102,10 @@ Status Executor::run_timed_node(const ir::Node& n, std::vector<Value>& frame) {
   const auto start = std::chrono::steady_clock::now();
   Status s = run_node(n, frame);
   t.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (states_) {
+    const auto it = states_->find(&n);
+    if (it != states_->end() && it->second) t.kernel = it->second->form();
+  }
   t.output_shapes.reserve(n.outputs.size());
   for (int id : n.outputs)
     t.output_shapes.push_back(id == ir::kNoValue ? Shape{} : shape_of(&frame[static_cast<size_t>(id)]));

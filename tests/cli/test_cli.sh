@@ -177,6 +177,7 @@ ok bench-profile "$OSPREY" bench "$RELU" --warmup 1 --iterations 4 --profile
 contains bench-profile-heading 'op type +ms/run +share +count'
 contains bench-profile-relu '^Relu +[0-9.]+ +100\.0% +1$'
 contains bench-profile-top 'top 1 nodes by time'
+contains bench-profile-top-heading 'ms/run +share +kernel'
 err bench-profile-top-alone 'goes with --profile' "$OSPREY" bench "$RELU" --profile-top 3
 err bench-batch-split-bad 'batch-split' "$OSPREY" bench "$RELU" --batch-split sometimes
 err bench-batch-split-compare 'single-model option' "$OSPREY" bench "$RELU" --frameworks osprey --batch-split off
@@ -198,6 +199,8 @@ assert 0 < d["peak_fraction"] and d["achieved_gflops"] > 0, d
 ops = [o["op_type"] for o in d["profile"]["by_op_type"]]
 assert any(o.endswith("Conv") for o in ops), ops
 assert d["profile"]["runs"] == 3, d["profile"]
+convs = [n for n in d["profile"]["top_nodes"] if n["op_type"].endswith("Conv")]
+assert convs and all(n["kernel"] for n in convs), convs  # the form the convolution ran in
 PY
     then pass; else fail "bench --peak --profile --json: $(head -c 600 "$TMP/out")"; fi
   fi

@@ -53,6 +53,28 @@ TEST(ProfileSummary, AggregatesPerOpTypeAndNodeOverRuns) {
   EXPECT_NE(json.find("\"runs\": 2"), std::string::npos) << json;
 }
 
+// A node's kernel form (NodeTiming::kernel) is the one of its last run, in both tables' forms;
+// nodes whose kernel does not say have none.
+TEST(ProfileSummary, NodesCarryTheirKernelsForm) {
+  ProfileAccumulator acc;
+  NodeTiming conv = t("c1", "FusedConv", 3, "com.osprey"), relu = t("r1", "Relu", 1);
+  conv.kernel = "brgconv:avx512_core";
+  acc.add({{conv, relu}, 1, {}});
+  conv.kernel = "winograd F(4x4, 3x3)";
+  acc.add({{conv, relu}, 1, {}});
+  const ProfileSummary s = acc.summary(5);
+  ASSERT_EQ(s.top_nodes.size(), 2u);
+  EXPECT_EQ(s.top_nodes[0].kernel, "winograd F(4x4, 3x3)");
+  EXPECT_EQ(s.top_nodes[1].kernel, "");
+  const std::string text = profile_text(s);
+  EXPECT_NE(text.find("share   kernel"), std::string::npos) << text;
+  EXPECT_NE(text.find("75.0%   winograd F(4x4, 3x3)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("25.0%\n"), std::string::npos) << text;
+  const std::string json = profile_json(s);
+  EXPECT_NE(json.find("\"kernel\": \"winograd F(4x4, 3x3)\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"kernel\": \"\""), std::string::npos) << json;
+}
+
 TEST(ProfileSummary, NoRunsIsEmpty) {
   const ProfileSummary s = ProfileAccumulator().summary(15);
   EXPECT_EQ(s.runs, 0);

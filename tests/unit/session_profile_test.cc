@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "flop_count.h"
+#include "kernels/cpu/panel_product.h"
 #include "model_builder.h"
 #include "test_models.h"
 #include "osprey/session.h"
@@ -101,6 +102,42 @@ TEST(SessionProfile, OptimizedGraphTimesItsFusedNodesAndKeepsTheFlops) {
   ASSERT_EQ(ya.shape(), yb.shape());
   for (int64_t k = 0; k < ya.numel(); ++k)
     EXPECT_NEAR(ya.data<float>()[k], yb.data<float>()[k], 1e-5);
+}
+
+// x [1,64,14,14] -> Conv 3x3 (64, pads 1) -> y: the profile says which form the convolution
+// ran in, our F(4x4) Winograd where the CPU runs it (AVX-512), a oneDNN implementation otherwise;
+// with Winograd off, oneDNN's direct one.
+TEST(SessionProfile, ConvolutionsSayWhichFormRanThem) {
+  ModelBuilder m;
+  m.input("x", kF, {1, 64, 14, 14}).output("y");
+  std::vector<float> w(64 * 64 * 9);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.01f * static_cast<float>(i % 11) - 0.05f;
+  m.initializer("W", {64, 64, 3, 3}, w);
+  auto& conv = m.node("Conv", {"x", "W"}, {"y"});
+  auto* pads = conv.add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  const std::vector<NamedTensor> in = {{"x", filled({1, 64, 14, 14})}};
+  for (const Winograd mode : {Winograd::kAuto, Winograd::kOff}) {
+    SCOPED_TRACE(mode == Winograd::kAuto ? "auto" : "off");
+    SessionOptions o;
+    o.threads = 1;
+    o.winograd = mode;
+    auto s = Session::load_from_bytes(m.bytes(), o);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    RunProfile p;
+    ASSERT_TRUE((*s)->run(in, &p).ok());
+    std::string form;
+    for (const auto& n : p.nodes)
+      if (n.op_type == "FusedConv" || n.op_type == "Conv") form = n.kernel;
+    if (mode == Winograd::kAuto && cpu::panel_product_supported()) {
+      EXPECT_EQ(form, "winograd F(4x4, 3x3)");
+    } else {
+      EXPECT_FALSE(form.empty());
+      EXPECT_EQ(form.find("winograd"), std::string::npos) << form;
+    }
+  }
 }
 
 TEST(SessionProfile, BadInputFailsTheSameWay) {

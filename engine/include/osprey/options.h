@@ -35,15 +35,17 @@ enum class BatchSplit { kAuto, kOn, kOff };
 // whatever the CPU; kOff never.
 enum class BlockedLayout { kAuto, kOn, kOff };
 
-// Whether float32 3x3 convolutions with stride 1, dilation 1 and one group run with oneDNN's
-// Winograd algorithm (F(2x2,3x3) or F(4x4,3x3), still float32; the kernel falls back to the
-// direct algorithm where oneDNN offers no Winograd form, as on CPUs without AVX-512):
-// kAuto where it was measured to pay: 64 or more input and output channels and an output of at
-// least 14x14 (ResNet50's stride-1 3x3 layers of stages 1-3, 0.75-0.85x their direct time in
-// the model with AVX-512 at 1 thread; their Winograd weights and plain copy take about 47 MiB
-// more memory); kOn for every eligible convolution; kOff never. Its results differ from the
-// direct algorithm's by rounding only (a few 1e-6 of the output's magnitude on ResNet50's
-// layers). Fast mode's bf16 convolutions are direct.
+// Whether float32 3x3 convolutions with stride 1, dilation 1 and one group run with a Winograd
+// algorithm (still float32): our own F(4x4, 3x3) / F(2x2, 3x3) over channels-last tensors with
+// channel counts that are multiples of 16 on AVX-512 CPUs (kernels/cpu/conv_winograd_nhwc.h),
+// elsewhere oneDNN's where it offers one; the kernel falls back to the direct algorithm where
+// neither applies (as on CPUs without AVX-512). kAuto where it was measured to pay: 64 or more
+// input and output channels and an output of at least 14x14 (ResNet50's stride-1 3x3 layers of
+// stages 1-3: about three quarters of their time with oneDNN's Winograd primitive inside the
+// model at 1 thread, and less memory, the plain weights released); kOn for every eligible
+// convolution; kOff never. Its results differ from the direct algorithm's by rounding only (up
+// to about 1e-5 of the output's magnitude with F(4x4) on ResNet50's layers). Fast mode's bf16
+// convolutions are direct.
 enum class Winograd { kAuto, kOn, kOff };
 
 struct SessionOptions {

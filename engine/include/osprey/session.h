@@ -49,6 +49,10 @@ struct NodeTiming {
   std::string name;     // the node's name in the model (may be empty)
   std::string op_type;  // "Conv", "FusedConv", ...
   std::string domain;   // "" for ONNX ops, "com.osprey" for the engine's fused ops
+  // How the kernel ran the node, where it says: the primitive or form it picked (a oneDNN
+  // implementation such as "brgconv_1x1:avx512_core", or one of ours such as
+  // "winograd F(4x4, 3x3)"); empty otherwise. Convolutions say.
+  std::string kernel;
   double ms = 0;        // wall time of the node's kernel
   // How many runs `ms` sums: the items of a batch that ran item by item through this node (its
   // shapes are then one item's), else 1.

@@ -31,9 +31,11 @@
 #include "kernels/cpu/conv_dnnl.h"
 
 #include <atomic>
+#include <mutex>
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <string>
 
 #include "kernels/cpu/conv_depthwise.h"
 #include "kernels/cpu/conv_product.h"
@@ -64,6 +66,7 @@ struct ConvEntry {
   std::optional<DwConv> dw;             // set when the node runs in the depthwise form
   std::optional<ProductConv> product;   // set when the node runs in the product form
   std::optional<WinogradNhwcConv> wino_nhwc;  // set when the node runs in our Winograd form
+  std::string form;  // what runs it, for profiles (ConvState::form)
 };
 
 struct ConvState final : KernelState {
@@ -109,6 +112,15 @@ struct ConvState final : KernelState {
   // weights.
   int wino_nhwc = -1;
   std::shared_ptr<const WinogradNhwcWeights> wino_nhwc_w;
+  // The entry the last run took, for form(); set by every run under its mutex (no allocation:
+  // a shared_ptr's count moves).
+  mutable std::mutex last_mu;
+  std::shared_ptr<const ConvEntry> last;
+
+  std::string form() const override {
+    std::lock_guard<std::mutex> lock(last_mu);
+    return last ? last->form : std::string();
+  }
 
   bool holds_constant(int input) const override {
     return input == 1 &&
@@ -350,6 +362,7 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
       d.hi = hi;
       d.weights = st.dw_weights;
       e->dw = d;
+      e->form = "depthwise (bf16 inputs, float32 FMAs)";
       return std::shared_ptr<const ConvEntry>(e);
     }
   }
@@ -384,6 +397,7 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
       wc.w = st.wino_nhwc_w;
       set_clamp(wc, act, lo, hi);
       e->wino_nhwc = wc;
+      e->form = st.wino_nhwc_w->m == 4 ? "winograd F(4x4, 3x3)" : "winograd F(2x2, 3x3)";
       return std::shared_ptr<const ConvEntry>(e);
     }
   }
@@ -423,6 +437,7 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
       pc.b = st.product_b;
       set_clamp(pc, act, lo, hi);
       e->product = pc;
+      e->form = "product (panel_product)";
       return std::shared_ptr<const ConvEntry>(e);
     }
   }
@@ -447,6 +462,7 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
           st.tile_panels = std::move(panels);
         }
         e->tile = make_tile_conv(tp, act, lo, hi, st.tile_panels);
+        e->form = "register tiles";
         return std::shared_ptr<const ConvEntry>(e);
       }
     }
@@ -456,11 +472,13 @@ Result<std::shared_ptr<const ConvEntry>> build(const KernelContext& ctx, ConvSta
       if (st.taps == 1 && taps_fit(tp)) {
         const float* w = st.weights_released ? nullptr : st.weights.data<float>();
         OSPREY_ASSIGN_OR_RETURN(e->taps, build_taps(tp, st.act, w, &st.tap_rows));
+        e->form = "taps (a 1x1 product per kernel row)";
         return std::shared_ptr<const ConvEntry>(e);
       }
     }
   }
   e->prim = dnnl::convolution_forward(pd);
+  e->form = pd.impl_info_str();
   if (wino) g_winograd_built.fetch_add(1, std::memory_order_relaxed);
   e->src_md = pd.src_desc();
   e->dst_md = pd.dst_desc();
@@ -543,6 +561,10 @@ Status run_conv(KernelContext& ctx, bool fused) {
   const bool has_bias = pb.has_bias, has_z = pb.has_z;
   return guarded("convolution", [&]() -> Status {
     OSPREY_ASSIGN_OR_RETURN(auto e, entry_for(ctx, *st, pb, threads, packable));
+    {
+      std::lock_guard<std::mutex> lock(st->last_mu);
+      if (st->last != e) st->last = e;
+    }
     if (has_bias && (ctx.input(2).rank() != 1 || ctx.input(2).dim(0) != e->M))
       return invalid_argument("bias has shape ", shape_to_string(ctx.input(2).shape()),
                               ", expected [", e->M, "]");
