@@ -31,9 +31,9 @@
 #include "kernels/cpu/conv_dnnl.h"
 
 #include <atomic>
-#include <mutex>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -112,10 +112,12 @@ struct ConvState final : KernelState {
   // weights.
   int wino_nhwc = -1;
   std::shared_ptr<const WinogradNhwcWeights> wino_nhwc_w;
-  // The entry the last run took, for form(); set by every run under its mutex (no allocation:
-  // a shared_ptr's count moves).
+  // The entry the last run took, for form(). A run compares last_raw without a lock and takes
+  // the mutex only when its entry differs (a new shape); `last` keeps that entry alive, so its
+  // address cannot be reused while last_raw names it.
   mutable std::mutex last_mu;
   std::shared_ptr<const ConvEntry> last;
+  std::atomic<const ConvEntry*> last_raw{nullptr};
 
   std::string form() const override {
     std::lock_guard<std::mutex> lock(last_mu);
@@ -561,9 +563,10 @@ Status run_conv(KernelContext& ctx, bool fused) {
   const bool has_bias = pb.has_bias, has_z = pb.has_z;
   return guarded("convolution", [&]() -> Status {
     OSPREY_ASSIGN_OR_RETURN(auto e, entry_for(ctx, *st, pb, threads, packable));
-    {
+    if (st->last_raw.load(std::memory_order_acquire) != e.get()) {
       std::lock_guard<std::mutex> lock(st->last_mu);
-      if (st->last != e) st->last = e;
+      st->last = e;
+      st->last_raw.store(e.get(), std::memory_order_release);
     }
     if (has_bias && (ctx.input(2).rank() != 1 || ctx.input(2).dim(0) != e->M))
       return invalid_argument("bias has shape ", shape_to_string(ctx.input(2).shape()),

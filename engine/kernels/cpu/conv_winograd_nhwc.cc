@@ -77,12 +77,10 @@ struct F<4> {
 };
 
 struct Tiles {
-  int m = 2;
   int64_t th = 0, tw = 0, count = 0;  // tiles down, across, in all images
 };
 Tiles tiles_of(const NhwcConv& p, int m) {
   Tiles t;
-  t.m = m;
   t.th = (p.OH + m - 1) / m, t.tw = (p.OW + m - 1) / m;
   t.count = p.N * t.th * t.tw;
   return t;
