@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from conftest import REPO
+from test_zoo_fast import fast_available  # noqa: F401 (a fixture)
 
 TOOL = REPO / "tools" / "bench" / "profile_vs_ort.py"
 
@@ -43,7 +44,8 @@ def test_pairs_with_openvino(tmp_path, zoo_dir, osprey_bin):
     done, out = run_tool(tmp_path, zoo_dir, osprey_bin, "--peer", "openvino")
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
-    assert report["peer"] == "openvino"
+    assert report["peer"] == "openvino" and report["precision"] == "exact"
+    assert "(f32)" in done.stdout.splitlines()[0]
     pairs = report["pairs"]
     assert len(pairs) == 53, [p["peer"] for p in pairs]
     # OpenVINO keeps the ONNX node names: each pair is the same layer on both sides.
@@ -51,6 +53,16 @@ def test_pairs_with_openvino(tmp_path, zoo_dir, osprey_bin):
     assert all(p["osprey"].split("/")[2] == p["peer"].split("/")[2] for p in pairs[:-1])
     assert all(p["peer_ms"] > 0 for p in pairs)
     assert "GroupConvolution" in report["peer_by_op_type"]
+
+
+def test_fast_mode_pairs_with_openvino_in_bf16(tmp_path, zoo_dir, osprey_bin, fast_available):
+    done, out = run_tool(tmp_path, zoo_dir, osprey_bin, "--peer", "openvino", "--precision", "fast")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    assert report["precision"] == "fast" and report["peer"] == "openvino"
+    assert "(bf16)" in done.stdout.splitlines()[0]
+    # Fast mode keeps every convolution and the classifier a node of its own.
+    assert len(report["pairs"]) == 53 and all(p["osprey_ms"] > 0 for p in report["pairs"])
 
 
 def test_bad_arguments_are_named(tmp_path, zoo_dir, osprey_bin):

@@ -14,7 +14,7 @@ are taken with the profilers on (Osprey's times each node, onnxruntime's writes 
 compare_ort.py for the latency figures themselves.
 
 `--peer openvino` profiles OpenVINO's CPU plugin instead (compare_ort.py's settings: LATENCY
-hint, one stream, the same threads, f32; `enable_profiling` on, each timed run's per-node
+hint, one stream, the same threads, f32 (bf16 with `--precision fast`); `enable_profiling` on, each timed run's per-node
 real times), pairing its executed Convolution, GroupConvolution, FullyConnected and MatMul
 nodes with Osprey's.
 
@@ -59,7 +59,8 @@ def ratio(a, b):
 def osprey_round(args, path, inputs):
     cmd = [args.osprey, "bench", str(path), "--json", "--profile", "--profile-top", "0",
            "--threads", str(args.threads), "--warmup", str(args.warmup),
-           "--iterations", str(args.iterations)] + inputs + args.osprey_arg
+           "--iterations", str(args.iterations),
+           "--precision", "fast" if args.precision == "fast" else "fp32"] + inputs + args.osprey_arg
     d = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
     nodes = sorted(d["profile"]["top_nodes"], key=lambda n: n["index"])
     return d["p50_ms"], [(n["name"], n["op_type"], n["ms_per_run"]) for n in nodes]
@@ -82,7 +83,7 @@ def ort_round(args, path, feeds, tmp):
 
 
 def openvino_round(args, path, feeds, tmp):
-    compiled = compare_ort.openvino_compiled(path, feeds, args.threads, "exact", profiling=True)
+    compiled = compare_ort.openvino_compiled(path, feeds, args.threads, args.precision, profiling=True)
     request = compiled.create_infer_request()
     runs, order, op = collections.defaultdict(list), [], {}
 
@@ -110,6 +111,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--precision", choices=("exact", "fast"), default="exact",
+                    help="Osprey's precision mode; OpenVINO runs bf16 for fast, f32 for exact "
+                         "(onnxruntime runs float32 either way)")
     ap.add_argument("--group", help="sum the pairs by this regex's groups on Osprey's node names")
     ap.add_argument("--top", type=int, default=0, help="print only the N pairs that lose the most (0: all)")
     ap.add_argument("--osprey", default=str(REPO / "build" / "cli" / "osprey"))
@@ -127,7 +131,8 @@ def main():
     peer_round, peer_compute = PEERS[args.peer]
     if args.peer == "openvino":
         import openvino as ov
-        peer_version = f"openvino {ov.get_version().split('-')[0]} (f32)"
+        peer_version = (f"openvino {ov.get_version().split('-')[0]} "
+                        f"({'bf16' if args.precision == 'fast' else 'f32'})")
     else:
         peer_version = f"onnxruntime {ort.__version__}"
     osp, peer = [], []
@@ -157,6 +162,7 @@ def main():
         return sorted(((op, med(v)) for op, v in totals.items()), key=lambda x: -x[1])
 
     report = {"model": args.model, "case": case, "threads": args.threads, "peer": args.peer,
+              "precision": args.precision,
               "osprey_p50_ms": med(a[0] for a in osp), "peer_p50_ms": med(b[0] for b in peer),
               "round_ratios": ratios, "pairs": [], "groups": {}}
     for label, key, rounds in (("Osprey", "osprey", osp), (args.peer, "peer", peer)):

@@ -185,7 +185,7 @@ RowsFn rows_fn(int64_t KW, int64_t SW) {
 }  // namespace
 
 bool depthwise_fma_pays() {
-  static const bool pays = attention_bf16_available() && __builtin_cpu_is("intel");
+  static const bool pays = attention_bf16_available();
   return pays;
 }
 
