@@ -88,17 +88,20 @@ TEST(CpuConvWinogradNhwc, KernelMatchesReferenceWithEitherTile) {
       for (int threads : {1, 2}) expect_kernel_matches_reference(k, m, threads);
 }
 
-// Through FusedConv: F(4x4) for at most 128 x 128 channels, F(2x2) above, both matching the
+// Through FusedConv: F(4x4) up to the CPU's channel product, F(2x2) above, both matching the
 // reference on no pool and a pool of 2.
 TEST(CpuConvWinogradNhwc, NodesTakeTheTileForTheirChannels) {
   if (!cpu::panel_product_supported()) GTEST_SKIP() << "the form needs AVX-512";
   cpu::WinogradNhwcPolicyScope always(TapPolicy::kAlways);
   const Attrs relu = winograd({{"pads", ints_attr({1, 1, 1, 1})}, {"activation", string_attr("Relu")}});
-  const std::vector<std::pair<Case, bool>> cases = {
+  std::vector<std::pair<Case, bool>> cases = {
       {{"16_to_16", {1, 9, 9, 16}, {16, 16, 3, 3}, relu, true, true}, true},
       {{"128_to_128", {1, 7, 6, 128}, {128, 128, 3, 3}, relu, true, false}, true},
-      {{"144_to_128", {1, 7, 6, 144}, {128, 144, 3, 3}, relu, false, true}, false},
+      {{"272_to_256", {1, 7, 6, 272}, {256, 272, 3, 3}, relu, false, true}, false},
   };
+  // 256 x 256: F(4x4) where the CPU runs 512-bit FMAs in halves, F(2x2) elsewhere.
+  const bool halves = cpu::winograd_f4_max_channel_product() == cpu::kWinogradF4MaxChannelProductHalfRate;
+  cases.push_back({{"256_to_256", {1, 7, 6, 256}, {256, 256, 3, 3}, relu, true, false}, halves});
   for (const auto& [c, f4] : cases) {
     const int64_t before = cpu::winograd_nhwc_f4_convolutions_run();
     expect_form_matches_reference(c, cpu::winograd_nhwc_convolutions_run);
@@ -198,11 +201,16 @@ TEST(CpuConvWinogradNhwc, BlocksOfTilesFollowTheWeightsSize) {
   // 2048 channels in and out (U 256 MiB with F(2x2)): blocks capped at 8 MiB of V and M, 32
   // tiles of 16 x 4096 floats; 64 x 64 = 4096 tiles in 128 blocks of 32.
   EXPECT_EQ(block(1, 128, 2048, 2048, 2), 32);
-  // The tile: F(4x4) up to 128 x 128 channels.
+  // The tile: F(4x4) up to 128 x 128 channels everywhere, up to 256 x 256 where the CPU runs
+  // 512-bit FMAs in halves; F(2x2) above the CPU's limit.
+  const int64_t limit = cpu::winograd_f4_max_channel_product();
+  EXPECT_TRUE(limit == cpu::kWinogradF4MaxChannelProduct || limit == cpu::kWinogradF4MaxChannelProductHalfRate);
   cpu::NhwcConv p;
   p.C = 128, p.M = 128;
   EXPECT_EQ(cpu::winograd_nhwc_tile(p), 4);
-  p.C = 256;
+  p.C = limit / 128;
+  EXPECT_EQ(cpu::winograd_nhwc_tile(p), 4);
+  p.C += 16;
   EXPECT_EQ(cpu::winograd_nhwc_tile(p), 2);
 }
 

@@ -1,5 +1,6 @@
 #include "kernels/cpu/conv_winograd_nhwc.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 #include <omp.h>
 
@@ -228,7 +229,24 @@ bool winograd_nhwc_fits(const NhwcConv& p) {
          p.dil_h == 1 && p.dil_w == 1 && p.C % 16 == 0 && p.M % 16 == 0 && p.C > 0 && p.M > 0;
 }
 
-int winograd_nhwc_tile(const NhwcConv& p) { return p.C * p.M <= kWinogradF4MaxChannelProduct ? 4 : 2; }
+namespace {
+
+// AMD's family 19h with AVX-512 (Zen 4) splits each 512-bit operation in two halves.
+bool avx512_in_halves() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__builtin_cpu_is("amd") || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+  return ((a >> 8) & 0xfu) + ((a >> 20) & 0xffu) == 0x19u;
+}
+
+}  // namespace
+
+int64_t winograd_f4_max_channel_product() {
+  static const int64_t limit =
+      avx512_in_halves() ? kWinogradF4MaxChannelProductHalfRate : kWinogradF4MaxChannelProduct;
+  return limit;
+}
+
+int winograd_nhwc_tile(const NhwcConv& p) { return p.C * p.M <= winograd_f4_max_channel_product() ? 4 : 2; }
 
 std::shared_ptr<const WinogradNhwcWeights> pack_winograd_nhwc_weights(const float* w, int64_t M,
                                                                       int64_t C, int m) {

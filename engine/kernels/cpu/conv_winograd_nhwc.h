@@ -47,10 +47,16 @@ int64_t winograd_nhwc_f4_convolutions_run();
 constexpr int64_t kWinogradNhwcMinChannels = 64;
 bool winograd_nhwc_fits(const NhwcConv& p);
 
-// The output tile for `p`: 4 (F(4x4, 3x3)) where C x M is at most kWinogradF4MaxChannelProduct
-// (U of 36 x C x M floats, 2.25 MiB at 128 x 128, read once per block of tiles from cache), 2
-// above (ResNet50's 256-channel layers, whose F(4x4) U would come from memory).
+// The output tile for `p`: 4 (F(4x4, 3x3)) where C x M is at most
+// winograd_f4_max_channel_product(), 2 above. F(4x4)'s U (36 x C x M floats, 2.25 MiB at 128 x
+// 128) is read once per block of tiles; above 128 x 128 it comes from L3 or memory. Where the
+// CPU runs two 512-bit FMAs a cycle (Intel's cores) that cost more than F(4x4)'s fewer
+// multiply-adds save: ResNet50's 256-channel layers took 0.8 ms more than in F(2x2) on an Ice
+// Lake server. Where it runs 512-bit operations in two 256-bit halves (AMD's Zen 4: half the
+// FMA rate, the same memory) F(4x4) saved 0.68 ms on those layers (1 thread; 0.56 on 2).
 constexpr int64_t kWinogradF4MaxChannelProduct = 128 * 128;
+constexpr int64_t kWinogradF4MaxChannelProductHalfRate = 256 * 256;
+int64_t winograd_f4_max_channel_product();  // by this CPU: one of the two above
 int winograd_nhwc_tile(const NhwcConv& p);
 
 // U for the positions, each packed as panel_product's B [C, M], in one allocation.
