@@ -16,6 +16,7 @@
 
 #include "cpu_test_harness.h"
 #include "nhwc_conv_case.h"
+#include "kernels/cpu/conv_dnnl.h"
 #include "kernels/cpu/conv_winograd_nhwc.h"
 
 namespace osprey::testing {
@@ -116,6 +117,16 @@ TEST(CpuConvWinogradNhwc, AutoTakesItFromSixtyFourChannels) {
   const Attrs relu = winograd({{"pads", ints_attr({1, 1, 1, 1})}, {"activation", string_attr("Relu")}}, 1);
   expect_form_matches_reference({"14x14_64_to_64", {1, 14, 14, 64}, {64, 64, 3, 3}, relu, true, false},
                                 cpu::winograd_nhwc_convolutions_run);
+  // A 7x7 output: taken where 512-bit FMAs run in halves (from 7x7 there), else left to oneDNN.
+  EXPECT_EQ(cpu::winograd_min_pixels(),
+            cpu::avx512_in_halves() ? cpu::kWinogradMinPixelsHalfRate : cpu::kWinogradMinPixels);
+  if (cpu::avx512_in_halves()) {
+    expect_form_matches_reference({"7x7_64_to_64", {1, 7, 7, 64}, {64, 64, 3, 3}, relu, true, false},
+                                  cpu::winograd_nhwc_convolutions_run);
+  } else {
+    expect_form_not_taken({{"7x7_64_to_64", {1, 7, 7, 64}, {64, 64, 3, 3}, channels_last(relu), true}},
+                          cpu::winograd_nhwc_convolutions_run);
+  }
   const Attrs on = winograd({{"pads", ints_attr({1, 1, 1, 1})}});
   expect_form_not_taken({{"14x14_48_to_64", {1, 14, 14, 48}, {64, 48, 3, 3}, channels_last(on), true},
                          {"14x14_64_to_48", {1, 14, 14, 64}, {48, 64, 3, 3}, channels_last(on), true}},
@@ -167,14 +178,14 @@ TEST(CpuConvWinogradNhwc, NewShapeAfterTheWeightsWereReleased) {
   EXPECT_EQ(second, 1);
 }
 
-// Auto leaves a first image too small for Winograd to oneDNN's direct primitive; once the
-// session has released the plain weights, a larger image cannot be transformed and runs on the
-// packed ones, still matching the reference.
+// Auto leaves a first image too small for Winograd (6x6, under either CPU's rule) to oneDNN's
+// direct primitive; once the session has released the plain weights, a larger image cannot be
+// transformed and runs on the packed ones, still matching the reference.
 TEST(CpuConvWinogradNhwc, LargerShapeAfterTheWeightsWereReleasedStaysOnThePackedOnes) {
   cpu::WinogradNhwcPolicyScope automatic(TapPolicy::kAuto);
   const Attrs attrs = channels_last(winograd({{"pads", ints_attr({1, 1, 1, 1})}}, 1));
   const auto [first, second] = runs_around_a_release(
-      attrs, random_tensor({64, 64, 3, 3}, 5), random_tensor({64}, 6), random_tensor({1, 7, 7, 64}, 7),
+      attrs, random_tensor({64, 64, 3, 3}, 5), random_tensor({64}, 6), random_tensor({1, 6, 6, 64}, 7),
       random_tensor({1, 14, 14, 64}, 8), cpu::winograd_nhwc_convolutions_run);
   EXPECT_EQ(first, 0);
   EXPECT_EQ(second, 0);

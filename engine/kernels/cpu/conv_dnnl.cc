@@ -213,6 +213,15 @@ void set_clamp(Form& f, TileAct act, float lo, float hi) {
   f.hi = act == TileAct::kRelu ? INFINITY : hi;
 }
 
+}  // namespace
+
+int64_t winograd_min_pixels() {
+  static const int64_t pixels = avx512_in_halves() ? kWinogradMinPixelsHalfRate : kWinogradMinPixels;
+  return pixels;
+}
+
+namespace {
+
 bool winograd_wanted(const ConvState& st, const ref::Window& win, int64_t group, int64_t C, int64_t M) {
   // make_state refuses winograd with bf16 compute, so st.winograd != 0 means float32 here.
   if (st.winograd == 0 || group != 1 || win.nd != 2) return false;
@@ -221,7 +230,7 @@ bool winograd_wanted(const ConvState& st, const ref::Window& win, int64_t group,
     if (win.kernel[k] != 3 || win.strides[k] != 1 || win.dilations[k] != 1) return false;
   }
   return st.winograd == 2 || (C >= kWinogradMinChannels && M >= kWinogradMinChannels &&
-                              win.out[0] * win.out[1] >= kWinogradMinPixels);
+                              win.out[0] * win.out[1] >= winograd_min_pixels());
 }
 
 // oneDNN's Winograd primitive for the shape, in the layouts it prefers; none where it offers

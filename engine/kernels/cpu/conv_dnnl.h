@@ -15,6 +15,12 @@ inline constexpr int64_t kWinogradMinChannels = 64;
 // ones (32 MB more for ResNet50's two stride-1 layer-4 convolutions). Past both, a node with
 // constant weights still runs Winograd only where it measured faster (conv_winograd_choice.h).
 inline constexpr int64_t kWinogradMinPixels = 14 * 14;
+// Where the CPU runs 512-bit FMAs in two halves (avx512_in_halves: AMD's Zen 4) from 7x7: there
+// our F(2x2) form ran ResNet50's two stride-1 layer-4 convolutions in 4.90 against 6.58 ms on
+// one thread (2.64 against 3.53 on two), its weights 15 MB more than the plain ones it releases.
+inline constexpr int64_t kWinogradMinPixelsHalfRate = 7 * 7;
+// The one of the two for this CPU.
+int64_t winograd_min_pixels();
 
 // Convolution primitives built with oneDNN's Winograd algorithm since the process started
 // (tests: whether a node took the Winograd path).

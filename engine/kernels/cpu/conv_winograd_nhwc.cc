@@ -229,16 +229,15 @@ bool winograd_nhwc_fits(const NhwcConv& p) {
          p.dil_h == 1 && p.dil_w == 1 && p.C % 16 == 0 && p.M % 16 == 0 && p.C > 0 && p.M > 0;
 }
 
-namespace {
-
-// AMD's family 19h with AVX-512 (Zen 4) splits each 512-bit operation in two halves.
 bool avx512_in_halves() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__builtin_cpu_is("amd") || !__get_cpuid(1, &a, &b, &c, &d)) return false;
-  return ((a >> 8) & 0xfu) + ((a >> 20) & 0xffu) == 0x19u;
+  static const bool halves = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__builtin_cpu_is("amd") || !__builtin_cpu_supports("avx512f") || !__get_cpuid(1, &a, &b, &c, &d))
+      return false;
+    return ((a >> 8) & 0xfu) + ((a >> 20) & 0xffu) == 0x19u;
+  }();
+  return halves;
 }
-
-}  // namespace
 
 int64_t winograd_f4_max_channel_product() {
   static const int64_t limit =
