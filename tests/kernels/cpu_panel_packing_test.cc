@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/panel_product.h"
@@ -48,6 +49,24 @@ TEST(CpuPanelPacking, PanelsTileEveryColumnAndHoldBWhereTheyArePlaced) {
           }
       }
     }
+  }
+}
+
+// write_panel_b_row puts each row, in any order, where pack_panel_b puts it: the same bytes,
+// padding included (storage first filled with a poison value).
+TEST(CpuPanelPacking, RowsWrittenOneByOneMatchThePackedB) {
+  for (const auto& [K, N] : std::vector<std::pair<int64_t, int64_t>>{
+           {3, 5}, {7, 64}, {4, 100}, {9, 80}, {1700, 20}, {1500, 112}, {2, 256}}) {
+    SCOPED_TRACE(::testing::Message() << "K=" << K << " N=" << N);
+    std::vector<float> b(static_cast<size_t>(K * N));
+    for (size_t i = 0; i < b.size(); ++i) b[i] = 1.0f + static_cast<float>(i);
+    const cpu::PanelB packed = cpu::pack_panel_b(b.data(), K, N, N, 1);
+    cpu::PanelB rows = cpu::panel_b_geometry(K, N);
+    ASSERT_EQ(rows.padded_n, packed.padded_n);
+    std::vector<float> storage(static_cast<size_t>(K * rows.padded_n), -7.0f);
+    rows.data = storage.data();
+    for (int64_t k = K - 1; k >= 0; --k) cpu::write_panel_b_row(rows, k, b.data() + k * N);
+    for (size_t i = 0; i < storage.size(); ++i) ASSERT_EQ(storage[i], packed.data[i]) << "element " << i;
   }
 }
 

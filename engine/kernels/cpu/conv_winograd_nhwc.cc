@@ -192,25 +192,26 @@ void run_blocks(const WinogradNhwcConv& cv, const Tiles& tl, int64_t tb, const f
   }
 }
 
+// U's row c (input channel c) at every position: out[q * M + o] for the (m + 2)^2 positions q
+// and the M output channels o (U = G g G^T for each g = w[o, c]).
 template <int m>
-void transform_weights(const float* w, int64_t M, int64_t C, float* u) {
+void transform_weights_row(const float* w, int64_t M, int64_t C, int64_t c, float* out) {
   constexpr int n = F<m>::n;
-  for (int64_t o = 0; o < M; ++o)
-    for (int64_t c = 0; c < C; ++c) {
-      const float* g = w + (o * C + c) * 9;
-      float t[n][3];  // G g, column by column
-      for (int j = 0; j < 3; ++j) {
-        const float col[3] = {g[j], g[3 + j], g[6 + j]};
-        float out[n];
-        F<m>::weight(col, out);
-        for (int i = 0; i < n; ++i) t[i][j] = out[i];
-      }
-      for (int i = 0; i < n; ++i) {
-        float row[n];
-        F<m>::weight(t[i], row);
-        for (int j = 0; j < n; ++j) u[((i * n + j) * C + c) * M + o] = row[j];
-      }
+  for (int64_t o = 0; o < M; ++o) {
+    const float* g = w + (o * C + c) * 9;
+    float t[n][3];  // G g, column by column
+    for (int j = 0; j < 3; ++j) {
+      const float col[3] = {g[j], g[3 + j], g[6 + j]};
+      float out_col[n];
+      F<m>::weight(col, out_col);
+      for (int i = 0; i < n; ++i) t[i][j] = out_col[i];
     }
+    for (int i = 0; i < n; ++i) {
+      float row[n];
+      F<m>::weight(t[i], row);
+      for (int j = 0; j < n; ++j) out[(i * n + j) * M + o] = row[j];
+    }
+  }
 }
 
 }  // namespace
@@ -249,13 +250,10 @@ int winograd_nhwc_tile(const NhwcConv& p) { return p.C * p.M <= winograd_f4_max_
 
 std::shared_ptr<const WinogradNhwcWeights> pack_winograd_nhwc_weights(const float* w, int64_t M,
                                                                       int64_t C, int m) {
+  // Row by row: one input channel's U at every position (a few KiB), written straight into
+  // each position's panels (a whole U first, scattered C x M floats apart per write, cost
+  // ResNet50's load tens of ms in cache misses).
   const int64_t positions = (m + 2) * (m + 2);
-  std::vector<float> u(static_cast<size_t>(positions * C * M));
-  if (m == 4) {
-    transform_weights<4>(w, M, C, u.data());
-  } else {
-    transform_weights<2>(w, M, C, u.data());
-  }
   auto out = std::make_shared<WinogradNhwcWeights>();
   out->m = m;
   const PanelB shape = panel_b_geometry(C, M);
@@ -267,11 +265,17 @@ std::shared_ptr<const WinogradNhwcWeights> pack_winograd_nhwc_weights(const floa
     PanelB pb = shape;
     pb.storage = owner;
     pb.data = storage + q * static_cast<int64_t>(each);
-    const float* uq = u.data() + q * C * M;
-    fill_panel_b(pb, [&](int64_t k, int64_t n0, int64_t width, float* to) {
-      std::memcpy(to, uq + k * M + n0, static_cast<size_t>(width) * sizeof(float));
-    });
     out->u.push_back(pb);
+  }
+  std::vector<float> rows(static_cast<size_t>(positions * M));
+  for (int64_t c = 0; c < C; ++c) {
+    if (m == 4) {
+      transform_weights_row<4>(w, M, C, c, rows.data());
+    } else {
+      transform_weights_row<2>(w, M, C, c, rows.data());
+    }
+    for (int64_t q = 0; q < positions; ++q)
+      write_panel_b_row(out->u[static_cast<size_t>(q)], c, rows.data() + q * M);
   }
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 namespace osprey::cpu {
@@ -57,6 +58,19 @@ PanelB make_panel_b(int64_t K, int64_t N);
 // make_panel_b's layout without the storage (data null): for packing several B of one shape
 // into one allocation, each at offset i * K * padded_n.
 PanelB panel_b_geometry(int64_t K, int64_t N);
+// Writes B's row k (N floats at `row`) where fill_panel_b puts it, across every panel, zeroing
+// the padding past N: for packers that make B row by row (pb.data set).
+inline void write_panel_b_row(const PanelB& pb, int64_t k, const float* row) {
+  const int64_t k0 = k / pb.kc * pb.kc, kc = std::min(pb.kc, pb.K - k0);
+  float* block = const_cast<float*>(pb.data) + k0 * pb.padded_n;
+  for (int64_t p = 0; p < pb.panels; ++p) {
+    const int64_t n0 = panel_column(pb, p), stored = panel_width(pb, p);
+    const int64_t width = std::min(stored, pb.N - n0);
+    float* out = block + n0 * kc + (k - k0) * stored;
+    std::memcpy(out, row + n0, static_cast<size_t>(width) * sizeof(float));
+    for (int64_t j = width; j < stored; ++j) out[j] = 0.0f;
+  }
+}
 template <class Row>
 void fill_panel_b(PanelB& pb, Row&& row) {
   float* out = const_cast<float*>(pb.data);
