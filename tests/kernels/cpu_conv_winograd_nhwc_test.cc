@@ -17,6 +17,7 @@
 #include "cpu_test_harness.h"
 #include "nhwc_conv_case.h"
 #include "kernels/cpu/conv_dnnl.h"
+#include "kernels/cpu/cpu_capabilities.h"
 #include "kernels/cpu/conv_winograd_nhwc.h"
 
 namespace osprey::testing {
@@ -215,7 +216,8 @@ TEST(CpuConvWinogradNhwc, BlocksOfTilesFollowTheWeightsSize) {
   // The tile: F(4x4) up to 128 x 128 channels everywhere, up to 256 x 256 where the CPU runs
   // 512-bit FMAs in halves; F(2x2) above the CPU's limit.
   const int64_t limit = cpu::winograd_f4_max_channel_product();
-  EXPECT_TRUE(limit == cpu::kWinogradF4MaxChannelProduct || limit == cpu::kWinogradF4MaxChannelProductHalfRate);
+  EXPECT_EQ(limit, cpu::avx512_in_halves() ? cpu::kWinogradF4MaxChannelProductHalfRate
+                                           : cpu::kWinogradF4MaxChannelProduct);
   cpu::NhwcConv p;
   p.C = 128, p.M = 128;
   EXPECT_EQ(cpu::winograd_nhwc_tile(p), 4);

@@ -40,8 +40,9 @@ enum class BlockedLayout { kAuto, kOn, kOff };
 // channel counts that are multiples of 16 on AVX-512 CPUs (kernels/cpu/conv_winograd_nhwc.h),
 // elsewhere oneDNN's where it offers one; the kernel falls back to the direct algorithm where
 // neither applies (as on CPUs without AVX-512). kAuto where it was measured to pay: 64 or more
-// input and output channels and an output of at least 14x14 (ResNet50's stride-1 3x3 layers of
-// stages 1-3: about three quarters of their time with oneDNN's Winograd primitive inside the
+// input and output channels and an output of at least 14x14, or 7x7 on CPUs that run 512-bit
+// FMAs in halves (AMD's Zen 4) (ResNet50's stride-1 3x3 layers of stages 1-3, and of stage 4
+// there: about three quarters of their time with oneDNN's Winograd primitive inside the
 // model at 1 thread, and less memory, the plain weights released); kOn for every eligible
 // convolution; kOff never. Its results differ from the direct algorithm's by rounding only (up
 // to about 1e-5 of the output's magnitude with F(4x4) on ResNet50's layers). Fast mode's bf16

@@ -43,6 +43,7 @@
 #include "kernels/cpu/conv_tiles.h"
 #include "kernels/cpu/conv_winograd_nhwc.h"
 #include "kernels/cpu/conv_winograd_choice.h"
+#include "kernels/cpu/cpu_capabilities.h"
 #include "kernels/cpu/dnnl_common.h"
 #include "kernels/reference/nn_util.h"
 

@@ -1,16 +1,15 @@
 #include "kernels/cpu/conv_winograd_nhwc.h"
 
-#include <cpuid.h>
 #include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstring>
 #include <new>
 
 #include "base/large_pages.h"
+#include "kernels/cpu/cpu_capabilities.h"
 
 namespace osprey::cpu {
 namespace {
@@ -228,16 +227,6 @@ bool winograd_nhwc_fits(const NhwcConv& p) {
     return false;
   return p.block == 0 && p.KH == 3 && p.KW == 3 && p.stride_h == 1 && p.stride_w == 1 &&
          p.dil_h == 1 && p.dil_w == 1 && p.C % 16 == 0 && p.M % 16 == 0 && p.C > 0 && p.M > 0;
-}
-
-bool avx512_in_halves() {
-  static const bool halves = [] {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (!__builtin_cpu_is("amd") || !__builtin_cpu_supports("avx512f") || !__get_cpuid(1, &a, &b, &c, &d))
-      return false;
-    return ((a >> 8) & 0xfu) + ((a >> 20) & 0xffu) == 0x19u;
-  }();
-  return halves;
 }
 
 int64_t winograd_f4_max_channel_product() {

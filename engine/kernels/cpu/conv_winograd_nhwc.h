@@ -56,10 +56,8 @@ bool winograd_nhwc_fits(const NhwcConv& p);
 // FMA rate, the same memory) F(4x4) saved 0.68 ms on those layers (1 thread; 0.56 on 2).
 constexpr int64_t kWinogradF4MaxChannelProduct = 128 * 128;
 constexpr int64_t kWinogradF4MaxChannelProductHalfRate = 256 * 256;
-// Whether this CPU runs 512-bit operations in two 256-bit halves (AMD's family 19h with
-// AVX-512: Zen 4).
-bool avx512_in_halves();
-int64_t winograd_f4_max_channel_product();  // by this CPU: one of the two above
+// By this CPU (cpu_capabilities.h's avx512_in_halves): one of the two above.
+int64_t winograd_f4_max_channel_product();
 int winograd_nhwc_tile(const NhwcConv& p);
 
 // U for the positions, each packed as panel_product's B [C, M], in one allocation.

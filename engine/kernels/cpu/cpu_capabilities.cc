@@ -1,5 +1,7 @@
 #include "kernels/cpu/cpu_capabilities.h"
 
+#include <cpuid.h>
+
 #include "kernels/cpu/dnnl_common.h"
 
 namespace osprey::cpu {
@@ -54,6 +56,16 @@ bool int8_vnni_available() {
 bool avx512_kernels_available() {
   const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
   return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+}
+
+bool avx512_in_halves() {
+  static const bool halves = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__builtin_cpu_is("amd") || !__builtin_cpu_supports("avx512f") || !__get_cpuid(1, &a, &b, &c, &d))
+      return false;
+    return ((a >> 8) & 0xfu) + ((a >> 20) & 0xffu) == 0x19u;  // base + extended family
+  }();
+  return halves;
 }
 
 }  // namespace osprey::cpu

@@ -24,4 +24,9 @@ bool int8_vnni_available();
 // True when oneDNN runs AVX-512 kernels here (the CPU has them and ONEDNN_MAX_CPU_ISA allows).
 bool avx512_kernels_available();
 
+// True when the CPU runs 512-bit operations in two 256-bit halves: AMD's family 19h with
+// AVX-512 (Zen 4), half the FMA rate of cores with full-width AVX-512 against the same memory.
+// Cached.
+bool avx512_in_halves();
+
 }  // namespace osprey::cpu
