@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/large_pages.h"
+#include "kernels/cpu/cpu_capabilities.h"
 #include "kernels/cpu/row_kernels.h"
 
 namespace osprey::cpu {
@@ -45,28 +46,44 @@ struct Epilogue {
   float lo = 0, hi = 0;
 };
 
-// MR rows times NV vectors of 16 columns (the last panel of B may be 16 or 32 wide).
-template <int MR, int NV>
+// MR rows times NV vectors of 16 columns (the last panel of B may be 16 or 32 wide). With
+// kHalf the last vector is 8 columns, a 256-bit one (the panel's 8 columns past it are
+// padding): where 512-bit FMAs run in two halves, a 24- or 40-column tail then costs 1.5 or
+// 2.5 vectors' FMAs rather than 2 or 3.
+template <int MR, int NV, bool kHalf = false>
 OSPREY_PANEL void tile(const float* a, int64_t lda, const float* blk, int64_t kc, float* y,
                               int64_t ldy, const float* bias, float beta, bool first, bool last,
                               const Masks& mk, const Epilogue& ep, Prefetch& pf) {
   constexpr int64_t width = 16 * NV;
-  __m512 acc[MR][NV];
+  constexpr int NF = kHalf ? NV - 1 : NV;  // full vectors
+  constexpr int NH = kHalf ? 1 : 0;        // the half vector (acc_h's one column)
+  const __mmask8 mh = static_cast<__mmask8>(mk.m[NV - 1]);
+  __m512 acc[MR][NF > 0 ? NF : 1];
+  __m256 acc_h[MR][1];
   if (first) {
-    __m512 b[NV];
-    for (int j = 0; j < NV; ++j)
+    __m512 b[NF > 0 ? NF : 1];
+    for (int j = 0; j < NF; ++j)
       b[j] = bias ? _mm512_maskz_loadu_ps(mk.m[j], bias + 16 * j) : _mm512_setzero_ps();
-    for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NV; ++j) acc[i][j] = b[j];
+    const __m256 bh = bias && NH ? _mm256_maskz_loadu_ps(mh, bias + 16 * NF) : _mm256_setzero_ps();
+    for (int i = 0; i < MR; ++i) {
+      for (int j = 0; j < NF; ++j) acc[i][j] = b[j];
+      if constexpr (NH) acc_h[i][0] = bh;
+    }
     if (beta != 0.0f) {
       const __m512 vb = _mm512_set1_ps(beta);
-      for (int i = 0; i < MR; ++i)
-        for (int j = 0; j < NV; ++j)
+      for (int i = 0; i < MR; ++i) {
+        for (int j = 0; j < NF; ++j)
           acc[i][j] = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mk.m[j], y + i * ldy + 16 * j), acc[i][j]);
+        if constexpr (NH)
+          acc_h[i][0] = _mm256_fmadd_ps(_mm512_castps512_ps256(vb),
+                                        _mm256_maskz_loadu_ps(mh, y + i * ldy + 16 * NF), acc_h[i][0]);
+      }
     }
   } else {
-    for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_maskz_loadu_ps(mk.m[j], y + i * ldy + 16 * j);
+    for (int i = 0; i < MR; ++i) {
+      for (int j = 0; j < NF; ++j) acc[i][j] = _mm512_maskz_loadu_ps(mk.m[j], y + i * ldy + 16 * j);
+      if constexpr (NH) acc_h[i][0] = _mm256_maskz_loadu_ps(mh, y + i * ldy + 16 * NF);
+    }
   }
   int64_t k = 0;
   for (; k + 4 <= kc; k += 4) {
@@ -74,41 +91,54 @@ OSPREY_PANEL void tile(const float* a, int64_t lda, const float* blk, int64_t kc
 #pragma GCC unroll 4
     for (int u = 0; u < 4; ++u) {
       const float* w = blk + (k + u) * width;
-      __m512 wv[NV];
-      for (int j = 0; j < NV; ++j) wv[j] = _mm512_load_ps(w + 16 * j);
+      __m512 wv[NF > 0 ? NF : 1];
+      for (int j = 0; j < NF; ++j) wv[j] = _mm512_load_ps(w + 16 * j);
+      const __m256 wh = NH ? _mm256_load_ps(w + 16 * NF) : _mm256_setzero_ps();
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
         const __m512 x = _mm512_set1_ps(a[i * lda + k + u]);
-        for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_fmadd_ps(x, wv[j], acc[i][j]);
+        for (int j = 0; j < NF; ++j) acc[i][j] = _mm512_fmadd_ps(x, wv[j], acc[i][j]);
+        if constexpr (NH) acc_h[i][0] = _mm256_fmadd_ps(_mm512_castps512_ps256(x), wh, acc_h[i][0]);
       }
     }
   }
   for (; k < kc; ++k) {
     const float* w = blk + k * width;
-    __m512 wv[NV];
-    for (int j = 0; j < NV; ++j) wv[j] = _mm512_load_ps(w + 16 * j);
+    __m512 wv[NF > 0 ? NF : 1];
+    for (int j = 0; j < NF; ++j) wv[j] = _mm512_load_ps(w + 16 * j);
+    const __m256 wh = NH ? _mm256_load_ps(w + 16 * NF) : _mm256_setzero_ps();
     for (int i = 0; i < MR; ++i) {
       const __m512 x = _mm512_set1_ps(a[i * lda + k]);
-      for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_fmadd_ps(x, wv[j], acc[i][j]);
+      for (int j = 0; j < NF; ++j) acc[i][j] = _mm512_fmadd_ps(x, wv[j], acc[i][j]);
+      if constexpr (NH) acc_h[i][0] = _mm256_fmadd_ps(_mm512_castps512_ps256(x), wh, acc_h[i][0]);
     }
   }
   if (last && ep.clamp) {
     const __m512 lo = _mm512_set1_ps(ep.lo), hi = _mm512_set1_ps(ep.hi);
-    for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_min_ps(_mm512_max_ps(acc[i][j], lo), hi);
+    for (int i = 0; i < MR; ++i) {
+      for (int j = 0; j < NF; ++j) acc[i][j] = _mm512_min_ps(_mm512_max_ps(acc[i][j], lo), hi);
+      if constexpr (NH)
+        acc_h[i][0] = _mm256_min_ps(_mm256_max_ps(acc_h[i][0], _mm512_castps512_ps256(lo)),
+                                    _mm512_castps512_ps256(hi));
+    }
   }
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NV; ++j) _mm512_mask_storeu_ps(y + i * ldy + 16 * j, mk.m[j], acc[i][j]);
+  for (int i = 0; i < MR; ++i) {
+    for (int j = 0; j < NF; ++j) _mm512_mask_storeu_ps(y + i * ldy + 16 * j, mk.m[j], acc[i][j]);
+    if constexpr (NH) _mm256_mask_storeu_ps(y + i * ldy + 16 * NF, mh, acc_h[i][0]);
+  }
 }
 
 using TileFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, const float*,
                         float, bool, bool, const Masks&, const Epilogue&, Prefetch&);
-template <int NV>
-constexpr TileFn kTilesOf[kRows + 1] = {nullptr,      tile<1, NV>, tile<2, NV>, tile<3, NV>,
-                                        tile<4, NV>,  tile<5, NV>, tile<6, NV>, tile<7, NV>,
-                                        tile<8, NV>};
-// kTiles[vectors][rows]
-constexpr const TileFn* kTiles[4] = {nullptr, kTilesOf<1>, kTilesOf<2>, kTilesOf<3>};
+template <int NV, bool kHalf>
+constexpr TileFn kTilesOf[kRows + 1] = {
+    nullptr,              tile<1, NV, kHalf>, tile<2, NV, kHalf>, tile<3, NV, kHalf>,
+    tile<4, NV, kHalf>,   tile<5, NV, kHalf>, tile<6, NV, kHalf>, tile<7, NV, kHalf>,
+    tile<8, NV, kHalf>};
+// kTiles[half][vectors][rows]
+constexpr const TileFn* kTiles[2][4] = {
+    {nullptr, kTilesOf<1, false>, kTilesOf<2, false>, kTilesOf<3, false>},
+    {nullptr, kTilesOf<1, true>, kTilesOf<2, true>, kTilesOf<3, true>}};
 
 // The work in units of one panel's one tile of rows, panel-major: unit u is panel u / tiles,
 // rows of tile u % tiles. One thread's share is units [u0, u1) of every block, blocks in order.
@@ -141,12 +171,14 @@ void run_units(const PanelB& b, const float* a, int64_t M, int64_t lda, const fl
         pf.end = pf.at + next_floats * 4;
         pf.per_step = steps > 0 ? static_cast<int>((lines + steps - 1) / steps) : 0;
       }
-      const TileFn* tiles_of = kTiles[panel_width(b, p) / 16];
+      const int64_t vectors = panel_width(b, p) / 16;
       Masks mk;
       for (int j = 0; j < 3; ++j) {
         const int64_t valid = std::clamp<int64_t>(b.N - column - 16 * j, 0, 16);
         mk.m[j] = static_cast<__mmask16>((1u << valid) - 1u);
       }
+      const bool half = b.half_tail && b.N - column - 16 * (vectors - 1) <= 8;
+      const TileFn* tiles_of = kTiles[half][vectors];
       const float* pbias = bias ? bias + column : nullptr;
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t r0 = t * kRows, rows = std::min<int64_t>(kRows, M - r0);
@@ -186,6 +218,7 @@ PanelB panel_b_geometry(int64_t K, int64_t N) {
   pb.last_width = (N - (pb.panels - 1) * kPanel + 15) / 16 * 16;
   if (pb.last_width == 16 && pb.panels >= 2) pb.paired_tail = true, pb.last_width = 32;
   pb.padded_n = panel_column(pb, pb.panels - 1) + pb.last_width;
+  pb.half_tail = avx512_in_halves();
   return pb;
 }
 

@@ -25,6 +25,11 @@ struct PanelB {
   // runs on two-vector tiles; a 16-column panel's one-vector tiles load A once per FMA).
   bool paired_tail = false;
   int64_t padded_n = 0;    // the panels' columns together
+  // Whether a last panel with 8 or fewer columns past its last full vector of 16 (N = 24 or
+  // 40 past a multiple of 48) runs them on 256-bit vectors: set by panel_b_geometry where the
+  // CPU runs 512-bit FMAs in two halves (cpu_capabilities.h's avx512_in_halves), where that
+  // costs half a 512-bit FMA; either value gives the same Y.
+  bool half_tail = false;
   std::shared_ptr<void> storage;
   const float* data = nullptr;  // null: not packed
 };
