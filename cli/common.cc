@@ -40,9 +40,11 @@ BlockedLayout blocked_layout_of(const std::string& layout) {
 
 void add_winograd_option(CLI::App* cmd, std::string* winograd) {
   add_auto_on_off_option(cmd, "--winograd", winograd,
-                         "float32 3x3 stride-1 convolutions with oneDNN's Winograd algorithm (where "
-                         "it offers one: AVX-512): auto (64 or more input and output channels, "
-                         "output of 14x14 or more), on (every eligible one) or off (direct only)");
+                         "float32 3x3 stride-1 convolutions with a Winograd algorithm (our own "
+                         "over channels-last tensors on AVX-512, else oneDNN's where it offers one): "
+                         "auto (64 or more input and output channels, output of 14x14 or more, 7x7 "
+                         "on CPUs that run 512-bit FMAs in halves), on (every eligible one) or off "
+                         "(direct only)");
 }
 
 Winograd winograd_of(const std::string& winograd) {

@@ -15,6 +15,8 @@ PassManagerOptions PassManagerOptions::from_session(const SessionOptions& o) {
   p.max_tensor_elements = o.max_tensor_elements;
   p.blocked_layout = o.blocked_layout;
   p.disabled = o.disabled_passes;
+  p.time_passes = true;  // a clock read per pass: Session::load_report
+  p.dump = o.pass_dump;
   return p;
 }
 
@@ -151,9 +153,16 @@ Status PassManager::run(ir::Graph& g) {
   return Status::Ok();
 }
 
-Status optimize(ir::Graph& g, const SessionOptions& options, OptimizationMarks* marks) {
+Status optimize(ir::Graph& g, const SessionOptions& options, OptimizationMarks* marks,
+                std::vector<PassReport>* reports) {
   auto pm = PassManager::with_default_passes(PassManagerOptions::from_session(options));
   OSPREY_RETURN_IF_ERROR(pm.run(g));
+  if (reports) {
+    reports->clear();
+    for (const PassRecord& r : pm.records())
+      reports->push_back(PassReport{r.name, r.changed, r.nodes_before, r.nodes_after,
+                                    static_cast<double>(r.micros) / 1000.0});
+  }
   OSPREY_ASSIGN_OR_RETURN(const int bf16, apply_precision(g, options.precision, options.optimization_level));
   const int winograd = apply_winograd(g, options.winograd, options.optimization_level);
   if (marks) *marks = OptimizationMarks{bf16, winograd};

@@ -71,7 +71,9 @@ class PassManager {
 
 // What Session runs after import: the default passes at the session's optimization level,
 // then the precision mode (apply_precision: fast mode marks the products for bf16) and the
-// Winograd policy (apply_winograd); `marks`, when given, receives how many nodes each marked.
-Status optimize(ir::Graph& g, const SessionOptions& options, OptimizationMarks* marks = nullptr);
+// Winograd policy (apply_winograd); `marks`, when given, receives how many nodes each marked,
+// and `reports` each pass that ran.
+Status optimize(ir::Graph& g, const SessionOptions& options, OptimizationMarks* marks = nullptr,
+                std::vector<PassReport>* reports = nullptr);
 
 }  // namespace osprey::passes

@@ -1,6 +1,7 @@
 #include "osprey/session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -49,6 +50,7 @@ class SessionImpl {
   std::unique_ptr<ThreadPool> pool;      // options.threads (0 = what affinity and quota allow)
   KernelStates kernel_states;            // prepared per node at load; read-only afterwards
   OptimizationMarks marks;               // what the precision mode and Winograd policy marked
+  LoadReport load_report;                // the load's phases and passes
   mutable RunMemory memory;              // plans and arenas of the runs' node outputs
   // The main graph's initializers by value id (empty elsewhere): runs read them in place.
   std::vector<Value> constants;
@@ -356,12 +358,22 @@ Result<std::unique_ptr<SessionImpl>> build_session(const SessionOptions& options
   pool_options.pin_workers = options.pin_threads;
   impl->pool = std::make_unique<ThreadPool>(options.threads, pool_options);
   impl->options.threads = impl->pool->num_threads();
+  using Clock = std::chrono::steady_clock;
+  const auto ms_between = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  const auto t_import = Clock::now();
   {
     OSPREY_ASSIGN_OR_RETURN(auto model, import(options));
     impl->graph = std::move(model.graph);
     impl->stats = std::move(model.stats);
   }
-  OSPREY_RETURN_IF_ERROR(passes::optimize(*impl->graph, options, &impl->marks));  // optimization_level 0: none
+  const auto t_optimize = Clock::now();
+  LoadReport& report = impl->load_report;
+  OSPREY_RETURN_IF_ERROR(passes::optimize(*impl->graph, options, &impl->marks, &report.passes));  // optimization_level 0: none
+  const auto t_prepare = Clock::now();
+  report.import_ms = ms_between(t_import, t_optimize);
+  report.optimize_ms = ms_between(t_optimize, t_prepare);
   OSPREY_RETURN_IF_ERROR(impl->resolve_kernels());
   PackedConstantReleaser releaser(*impl->graph);
   OSPREY_RETURN_IF_ERROR(prepare_kernels(
@@ -387,6 +399,7 @@ Result<std::unique_ptr<SessionImpl>> build_session(const SessionOptions& options
   impl->split_batches = impl->split_obstacle.empty();
   if (impl->split_batches && options.batch_split == BatchSplit::kAuto)
     impl->cuts = batch_cuts(g, facts, cpu::last_level_cache_bytes());
+  report.prepare_ms = ms_between(t_prepare, Clock::now());
   return impl;
 }
 }  // namespace
@@ -441,6 +454,7 @@ std::string Session::batch_split_summary() const {
 }
 
 const OptimizationMarks& Session::optimization_marks() const { return impl_->marks; }
+const LoadReport& Session::load_report() const { return impl_->load_report; }
 
 SessionMemoryUsage Session::memory_usage() const { return impl_->memory.usage(); }
 

@@ -340,6 +340,27 @@ TXT
   err inspect-disable-pass-bad "'no_such_pass' is not an optimization pass; the passes are: .*qkv_projection_merge" \
     "$OSPREY" inspect "$CONVS" --optimized --disable-pass no_such_pass
   err bench-disable-pass-compare 'single-model option' "$OSPREY" bench "$CONVS" --frameworks osprey --disable-pass channels_last
+  # --passes: the load's phases and every pass that ran (the Conv + Relu fusion changes the
+  # graph, 2 -> 1 nodes); a disabled pass is not listed. --dump-passes writes the graph before
+  # and after each pass that changed it. --optimized runs the model twice for its memory plan.
+  ok inspect-passes "$OSPREY" inspect "$CONVS" --passes --disable-pass channels_last
+  contains inspect-passes-load '^load: [0-9.]+ ms \(import [0-9.]+, optimize [0-9.]+, prepare [0-9.]+\)'
+  contains inspect-passes-fusion '^ +[0-9]+  conv_activation_fusion +yes +2 -> 1 +[0-9.]+$'
+  contains inspect-passes-unchanged '^ +[0-9]+  gelu_fusion +no +'
+  if grep -q ' channels_last ' "$TMP/out"; then fail "inspect-passes: lists a disabled pass"; else pass; fi
+  ok inspect-passes-o0 "$OSPREY" inspect "$CONVS" --passes -O 0
+  contains inspect-passes-o0-none '^passes: \(none ran\)'
+  ok inspect-dump-passes "$OSPREY" inspect "$CONVS" --dump-passes "$TMP/dumps" --disable-pass channels_last
+  contains inspect-dump-passes-line '^pass dumps: [1-9][0-9]* passes changed the graph'
+  dump_after=$(ls "$TMP/dumps"/*-conv_activation_fusion.after.txt 2>/dev/null | head -1)
+  if [[ -n "$dump_after" ]] && grep -q 'FusedConv.*activation="Relu"' "$dump_after" &&
+     grep -q "Relu '" "${dump_after%.after.txt}.before.txt"; then pass; else fail "inspect-dump-passes: no fusion dump"; fi
+  if ls "$TMP/dumps" | grep -q gelu_fusion; then fail "inspect-dump-passes: dumped an unchanged pass"; else pass; fi
+  err inspect-dump-passes-bad 'dump-passes' "$OSPREY" inspect "$CONVS" --dump-passes /proc/no/such/dir
+  ok inspect-memory-plan "$OSPREY" inspect "$CONVS" --optimized
+  contains inspect-memory-plan-line '^memory plan \(x float32\[1,8,4,4\]\): planned; arena [0-9.]+ MiB'
+  ok inspect-memory-plan-dyn "$OSPREY" inspect "$BATCHED" --optimized --shape x=5x3
+  contains inspect-memory-plan-dyn-shape '^memory plan \(x float32\[5,3\]\): planned'
 else
   echo "test_cli: protoc or $PROTO missing; skipping symbolic-dim cases" >&2
 fi

@@ -41,6 +41,52 @@ TEST(SessionTest, RunsAndReportsMetadata) {
   for (int64_t i = 0; i < y.numel(); ++i) EXPECT_GE(y.data<float>()[i], 0.0f);
 }
 
+TEST(SessionTest, ReportsTheLoadsPhasesAndEachPass) {
+  // MatMul + Add + Relu: matmul_add_fusion changes the graph (fewer nodes: a FusedMatMul)
+  // and the load report says so; a disabled pass is not listed; the dump
+  // callback sees each pass that ran, before and after, the after text of the fusion naming
+  // the fused op; level 0 runs none.
+  SessionOptions opts;
+  opts.disabled_passes = {"gelu_fusion"};
+  std::vector<std::string> calls;
+  std::string fused_after;
+  opts.pass_dump = [&](const std::string& pass, const std::string& stage, const std::string& graph) {
+    calls.push_back(pass + ":" + stage);
+    if (pass == "matmul_add_fusion" && stage == "after") fused_after = graph;
+  };
+  auto s = Session::load_from_bytes(mlp_model(), opts);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  const LoadReport& r = (*s)->load_report();
+  EXPECT_GT(r.import_ms, 0.0);
+  EXPECT_GT(r.optimize_ms, 0.0);
+  EXPECT_GT(r.prepare_ms, 0.0);
+  ASSERT_FALSE(r.passes.empty());
+  const PassReport* fusion = nullptr;
+  double pass_ms = 0;
+  for (const auto& p : r.passes) {
+    EXPECT_NE(p.name, "gelu_fusion");
+    if (p.name == "matmul_add_fusion") fusion = &p;
+    EXPECT_GE(p.ms, 0.0);
+    pass_ms += p.ms;
+  }
+  EXPECT_LE(pass_ms, r.optimize_ms);
+  ASSERT_NE(fusion, nullptr);
+  EXPECT_TRUE(fusion->changed);
+  EXPECT_LT(fusion->nodes_after, fusion->nodes_before);
+  EXPECT_EQ(calls.size(), 2 * r.passes.size());
+  EXPECT_EQ(calls.front(), r.passes.front().name + ":before");
+  EXPECT_NE(fused_after.find("FusedMatMul"), std::string::npos) << fused_after;
+  // Unchanged passes report their node counts as they were.
+  for (const auto& p : r.passes)
+    if (!p.changed) EXPECT_EQ(p.nodes_before, p.nodes_after) << p.name;
+
+  SessionOptions none;
+  none.optimization_level = 0;
+  auto s0 = Session::load_from_bytes(mlp_model(), none);
+  ASSERT_TRUE(s0.ok()) << s0.status().to_string();
+  EXPECT_TRUE((*s0)->load_report().passes.empty());
+}
+
 TEST(SessionTest, RejectsTruncatedAndEmptyModels) {
   const std::string good = mlp_model();
   auto s = Session::load_from_bytes(good.substr(0, good.size() / 2));

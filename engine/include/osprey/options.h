@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,11 @@ struct SessionOptions {
   // "qkv_projection_merge"), to compare a model with and without one. A name that is not a
   // pass fails the load.
   std::vector<std::string> disabled_passes;
+  // When set, called around every optimization pass that runs with (pass name, "before" or
+  // "after", the graph as text in Session::graph_dump's form): `osprey inspect --dump-passes`.
+  // Dumping costs time; unset by default.
+  std::function<void(const std::string& pass, const std::string& stage, const std::string& graph)>
+      pass_dump;
   // Upper bound on the elements of any one tensor (declared or computed). Shapes above
   // this are refused before anything is allocated.
   int64_t max_tensor_elements = int64_t{1} << 31;

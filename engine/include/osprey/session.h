@@ -88,6 +88,23 @@ struct OptimizationMarks {
                                // offers it; see SessionOptions::winograd)
 };
 
+// One optimization pass as it ran at load, over the main graph and its subgraphs.
+struct PassReport {
+  std::string name;
+  bool changed = false;
+  int64_t nodes_before = 0;  // main graph nodes
+  int64_t nodes_after = 0;
+  double ms = 0;  // wall time, the graph's re-finalization after a change included
+};
+
+// Where a session's load time went (Session::load_report), in wall milliseconds.
+struct LoadReport {
+  double import_ms = 0;    // reading the model and building its graph
+  double optimize_ms = 0;  // the passes, then the precision and Winograd marks
+  double prepare_ms = 0;   // kernels chosen, weights packed, primitives created
+  std::vector<PassReport> passes;  // those that ran, in order
+};
+
 // Per-node timings of one run, in execution order, and where its outputs lived.
 struct RunProfile {
   // Run item by item (SessionOptions::batch_split), in whole or up to a cut: each node run item
@@ -125,6 +142,8 @@ class Session {
   std::string batch_split_summary() const;
   // How many nodes the precision mode and the Winograd policy marked at load.
   const OptimizationMarks& optimization_marks() const;
+  // The load's phases and each optimization pass (`osprey inspect --passes`).
+  const LoadReport& load_report() const;
 
   // Runs the model. Every required input must be given; inputs with defaults
   // (initializers) may be overridden. Outputs come back in declared order.
