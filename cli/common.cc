@@ -47,6 +47,14 @@ void add_winograd_option(CLI::App* cmd, std::string* winograd) {
                          "(direct only)");
 }
 
+Status create_output_dir(const std::string& option, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    return invalid_argument(option, " ", dir, ": cannot create directory", ec ? ": " + ec.message() : "");
+  return Status::Ok();
+}
+
 Winograd winograd_of(const std::string& winograd) {
   return policy_of<Winograd>(winograd);
 }

@@ -51,6 +51,10 @@ Result<LoadedModel> load_model(const std::string& path, const SessionOptions& op
 // hint that random data may be invalid for the model (indices, shapes) and how to give real data.
 Status run_failure(const Status& status, const std::vector<PreparedInput>& inputs, const std::string& what);
 
+// Creates `dir` (and its parents) for an output option such as --output-dir, or says which
+// option's directory could not be made.
+Status create_output_dir(const std::string& option, const std::string& dir);
+
 // Milliseconds elapsed since `start` (std::chrono::steady_clock).
 double ms_since(const std::chrono::steady_clock::time_point& start);
 

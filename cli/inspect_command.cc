@@ -117,11 +117,7 @@ Status inspect(const InspectArgs& args) {
   options.disabled_passes = args.disabled_passes;
   auto dumps = std::make_shared<PassDumps>(args.dump_dir);
   if (!args.dump_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(args.dump_dir, ec);
-    if (ec || !std::filesystem::is_directory(args.dump_dir))
-      return invalid_argument("--dump-passes ", args.dump_dir, ": cannot create directory",
-                              ec ? ": " + ec.message() : "");
+    OSPREY_RETURN_IF_ERROR(create_output_dir("--dump-passes", args.dump_dir));
     options.pass_dump = [dumps](const std::string& pass, const std::string& stage,
                                 const std::string& graph) { (*dumps)(pass, stage, graph); };
   }

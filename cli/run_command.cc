@@ -55,13 +55,7 @@ Status run(const RunArgs& args) {
   spec.generator.max_elements = session.options().max_tensor_elements;
   OSPREY_ASSIGN_OR_RETURN(std::vector<PreparedInput> prepared, prepare_inputs(session.inputs(), spec));
 
-  if (!args.output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(args.output_dir, ec);
-    if (ec || !std::filesystem::is_directory(args.output_dir))
-      return invalid_argument("--output-dir ", args.output_dir, ": cannot create directory",
-                              ec ? ": " + ec.message() : "");
-  }
+  if (!args.output_dir.empty()) OSPREY_RETURN_IF_ERROR(create_output_dir("--output-dir", args.output_dir));
 
   bool sequences = false;
   for (const auto& o : session.outputs()) sequences |= o.is_sequence;
