@@ -241,11 +241,11 @@ void winograd(Engine& e, int rounds) {
 
 // One attention layer of 12 heads over 128 tokens with random Q, K, V ([S, H*D]).
 struct AttentionLayer {
-  int64_t D, S = 128, H = 12, HD, R = 64;  // R: query rows per block
+  int64_t D, S = 128, H = 12, HD, R;  // R: query rows per block, as the kernel takes them
   float scale;
   std::vector<float> q, k, v;
   explicit AttentionLayer(int64_t d)
-      : D(d), HD(H * d), scale(1.0f / std::sqrt(float(d))),
+      : D(d), HD(H * d), R(attention_block_rows(S, S, best_vector_isa())), scale(1.0f / std::sqrt(float(d))),
         q(random_floats(static_cast<size_t>(S * HD), 7)), k(random_floats(q.size(), 8)),
         v(random_floats(q.size(), 9)) {}
 };
@@ -286,13 +286,14 @@ void f32_layer(const AttentionLayer& L, VectorIsa isa, std::vector<float>& y, St
     pack_panels(L.v.data() + h * L.D, L.HD, false, L.S, L.D, 1.0f, vp.data());
     t->pack += now() - a;
     for (int64_t i0 = 0; i0 < L.S; i0 += L.R) {
+      const int64_t R = std::min(L.R, L.S - i0);
       const double b = now();
-      panel_product(isa, L.q.data() + h * L.D + i0 * L.HD, L.HD, L.R, L.D, kp.data(), L.S,
+      panel_product(isa, L.q.data() + h * L.D + i0 * L.HD, L.HD, R, L.D, kp.data(), L.S,
                     sc.data(), L.S);
       const double c = now();
-      softmax_rows(isa, sc.data(), L.R, L.S, nullptr, 0, 0, inv.data());
+      softmax_rows(isa, sc.data(), R, L.S, nullptr, 0, 0, inv.data());
       const double d = now();
-      panel_product(isa, sc.data(), L.S, L.R, L.S, vp.data(), L.D, y.data() + h * L.D + i0 * L.HD,
+      panel_product(isa, sc.data(), L.S, R, L.S, vp.data(), L.D, y.data() + h * L.D + i0 * L.HD,
                     L.HD, inv.data());
       t->scores += c - b, t->softmax += d - c, t->probs_v += now() - d;
     }
@@ -300,7 +301,8 @@ void f32_layer(const AttentionLayer& L, VectorIsa isa, std::vector<float>& y, St
 }
 
 // One attention layer of 12 heads over 128 tokens, as the Attention kernel runs it (per head:
-// packing, then per block of 64 query rows the scores, softmax and probs V on the tiles)
+// packing, then per block of query rows (attention_block_rows) the scores, softmax and probs V
+// on the tiles)
 // against the form it replaced: one strided batched oneDNN matmul for all heads' scores
 // (scale as output scale), the softmax row kernel per head, a second batched matmul for
 // probs V written into Y's layout.
@@ -388,14 +390,15 @@ void attention_bf16(int rounds) {
         pack_pairs_bf16(L.v.data() + h * D, HD, false, S, D, 1.0f, vw.data());
         st->pack += now() - a;
         for (int64_t i0 = 0; i0 < S; i0 += R) {
+          const int64_t rows = std::min(R, S - i0);
           const double b = now();
-          rows_to_pairs_bf16(L.q.data() + h * D + i0 * HD, HD, R, D, qw.data(), ldq);
-          panel_product_bf16(qw.data(), ldq, R, D, kw.data(), S, sc.data(), S);
+          rows_to_pairs_bf16(L.q.data() + h * D + i0 * HD, HD, rows, D, qw.data(), ldq);
+          panel_product_bf16(qw.data(), ldq, rows, D, kw.data(), S, sc.data(), S);
           const double c = now();
-          softmax_rows(isa, sc.data(), R, S, nullptr, 0, 0, inv.data());
+          softmax_rows(isa, sc.data(), rows, S, nullptr, 0, 0, inv.data());
           const double d = now();
-          rows_to_pairs_bf16(sc.data(), S, R, S, ew.data(), lde);
-          panel_product_bf16(ew.data(), lde, R, S, vw.data(), D, y2.data() + h * D + i0 * HD, HD,
+          rows_to_pairs_bf16(sc.data(), S, rows, S, ew.data(), lde);
+          panel_product_bf16(ew.data(), lde, rows, S, vw.data(), D, y2.data() + h * D + i0 * HD, HD,
                              inv.data());
           st->scores += c - b, st->softmax += d - c, st->probs_v += now() - d;
         }

@@ -4,8 +4,10 @@
 // C, and C's neighbours left untouched.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/attention_tiles.h"
@@ -39,6 +41,24 @@ TEST(CpuAttentionTiles, PackPanelsLaysOutColumnsAndZeroPads) {
         EXPECT_EQ(dst[(j / 16) * k * 16 + p * 16 + j % 16], j < n ? 0.5f * float(100 * p + j) : 0.0f)
             << "transposed " << transposed << " p " << p << " j " << j;
   }
+}
+
+TEST(CpuAttentionTiles, BlocksOfQueryRowsAreWholeTiles) {
+  // Whole register tiles of rows (12 on AVX-512, 6 on AVX2, 2 on baseline x86-64), about
+  // 8192 scores, never more rows than the queries, at least one tile at long key lengths.
+  const std::pair<VectorIsa, int64_t> tiles[] = {
+      {VectorIsa::avx512, 12}, {VectorIsa::avx2, 6}, {VectorIsa::generic, 2}};
+  for (const auto& [isa, tile] : tiles) {
+    EXPECT_EQ(cpu::panel_tile_rows(isa), tile);
+    for (const int64_t keys : {1, 7, 128, 384, 1000, 8192, 100000}) {
+      const int64_t rows = cpu::attention_block_rows(1 << 20, keys, isa);
+      EXPECT_EQ(rows % tile, 0) << keys;
+      EXPECT_GE(rows, tile) << keys;
+      EXPECT_LT((rows - tile) * keys, 8192) << keys;  // one tile fewer would be under 8192
+      EXPECT_EQ(cpu::attention_block_rows(5, keys, isa), std::min<int64_t>(5, rows)) << keys;
+    }
+  }
+  EXPECT_EQ(cpu::attention_block_rows(128, 128, VectorIsa::avx512), 72);
 }
 
 TEST(CpuAttentionTiles, ProductMatchesTripleLoopOnEveryIsa) {

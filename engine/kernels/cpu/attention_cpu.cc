@@ -4,7 +4,8 @@
 // input, at s * 3*H*D + h * D, K's H*D and V's 2*H*D further on). Per pair:
 //   1. K's head is packed as scale * K^T panels and V's as V panels
 //      (kernels/cpu/attention_tiles.h);
-//   2. per block of query rows (sized so the block's scores stay in L1): scores =
+//   2. per block of query rows (attention_block_rows: about 32 KiB of scores, whole register
+//      tiles of rows): scores =
 //      Q (scale * K^T) on register tiles; the mask added and e^(s - max) over each row by the
 //      vectorized row kernel (kernels/cpu/row_kernels.h), which keeps each row's 1 / sum;
 //      Y = e V on register tiles, each row times its 1 / sum as the tile is stored (D values a
@@ -39,10 +40,6 @@ namespace {
 // Work buffers up to this size stay with their thread between calls.
 constexpr size_t kKeptWorkBytes = size_t{16} << 20;
 
-// Scores per block of query rows: 8192 floats (32 KiB) at most, and at least one tile's rows.
-constexpr int64_t kBlockScores = 8192;
-constexpr int64_t kMinBlockRows = 6;
-
 }  // namespace
 
 Status attention(KernelContext& ctx) {
@@ -56,7 +53,8 @@ Status attention(KernelContext& ctx) {
     return Status::Ok();
   }
   const int64_t H = d.heads, Sq = d.q_len, Sk = d.kv_len, D = d.head_size, HD = d.hidden();
-  const int64_t block_rows = std::min(Sq, std::max(kMinBlockRows, kBlockScores / Sk));
+  const VectorIsa isa = best_vector_isa();
+  const int64_t block_rows = attention_block_rows(Sq, Sk, isa);
   const bool bf16 = ctx.attr_string("compute_precision", "") == "bf16";
   if (bf16 && !attention_bf16_available())
     return failed_precondition("attention in bf16 needs a CPU with avx512_bf16");
@@ -81,7 +79,6 @@ Status attention(KernelContext& ctx) {
   const auto& m = d.mask;
   const int64_t ms_b = m[0] > 1 ? m[1] * m[2] * m[3] : 0, ms_h = m[1] > 1 ? m[2] * m[3] : 0;
   const int64_t ms_q = m[2] > 1 ? m[3] : 0, ms_k = m[3] > 1 ? 1 : 0;
-  const VectorIsa isa = best_vector_isa();
   auto pairs = [&](int64_t begin, int64_t end) {
     thread_local KeptBuffer work(kKeptWorkBytes);
     float* k_panels = work.get(static_cast<size_t>(work_floats));

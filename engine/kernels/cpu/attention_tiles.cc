@@ -60,6 +60,22 @@ void pack_panels(const float* src, int64_t ld, bool transposed, int64_t k, int64
   }
 }
 
+int64_t panel_tile_rows(VectorIsa isa) {
+  switch (isa) {
+    case VectorIsa::avx512: return tiles_avx512::tile_rows;
+    case VectorIsa::avx2: return tiles_avx2::tile_rows;
+    case VectorIsa::generic: return tiles_generic::tile_rows;
+  }
+  return 1;
+}
+
+int64_t attention_block_rows(int64_t q_len, int64_t kv_len, VectorIsa isa) {
+  constexpr int64_t kBlockScores = 8192;
+  const int64_t tile = panel_tile_rows(isa);
+  const int64_t tiles = std::max<int64_t>(1, (kBlockScores / std::max<int64_t>(kv_len, 1) + tile - 1) / tile);
+  return std::min(q_len, tiles * tile);
+}
+
 void panel_product(VectorIsa isa, const float* a, int64_t lda, int64_t m, int64_t k,
                    const float* panels, int64_t n, float* c, int64_t ldc, const float* row_scale) {
   switch (isa) {
