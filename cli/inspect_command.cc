@@ -74,33 +74,36 @@ void print_load_report(const LoadReport& r, double load_ms) {
 }
 
 // One run's planned memory: the model runs twice on the input options' tensors (the first run
-// records the plan, the second follows it). A model that cannot run on them is reported, not
-// an error of inspect.
-void print_memory_plan(const Session& s, const InputArgs& in) {
-  auto spec = make_input_spec(in);
-  if (!spec.ok()) return (void)std::printf("memory plan: not measured (%s)\n", spec.status().message().c_str());
-  spec->generator.max_elements = s.options().max_tensor_elements;
-  auto prepared = prepare_inputs(s.inputs(), *spec);
-  if (!prepared.ok())
-    return (void)std::printf("memory plan: not measured (%s)\n", prepared.status().message().c_str());
+// records the plan, the second follows it). A model that cannot run on them is reported by
+// print_memory_plan, not an error of inspect.
+Result<std::string> memory_plan(const Session& s, const InputArgs& in) {
+  OSPREY_ASSIGN_OR_RETURN(InputSpec spec, make_input_spec(in));
+  spec.generator.max_elements = s.options().max_tensor_elements;
+  OSPREY_ASSIGN_OR_RETURN(std::vector<PreparedInput> prepared, prepare_inputs(s.inputs(), spec));
   std::vector<NamedTensor> feeds;
   std::string shapes;
-  for (const auto& p : *prepared) {
+  for (const auto& p : prepared) {
     feeds.emplace_back(p.name, p.tensor);
     shapes += (shapes.empty() ? "" : ", ") + p.name + " " + format_type(p.tensor.dtype(), p.tensor.shape());
   }
   RunProfile profile;
   for (int i = 0; i < 2; ++i) {
     auto r = s.run(feeds, &profile);
-    if (!r.ok())
-      return (void)std::printf("memory plan: not measured (the run on %s failed: %s)\n", shapes.c_str(),
-                               r.status().message().c_str());
+    if (!r.ok()) return r.status().with_context("the run on " + shapes + " failed");
   }
   const RunMemoryStats& m = profile.memory;
-  std::printf("memory plan (%s): %s; arena %.2f MiB, %lld node outputs in it, %lld on the heap (%.2f MiB)\n",
-              shapes.c_str(), m.planned ? "planned" : "not planned", m.arena_bytes / 1048576.0,
-              static_cast<long long>(m.arena_outputs), static_cast<long long>(m.heap_outputs),
-              m.heap_output_bytes / 1048576.0);
+  char line[256];
+  std::snprintf(line, sizeof line, "%s; arena %.2f MiB, %lld node outputs in it, %lld on the heap (%.2f MiB)",
+                m.planned ? "planned" : "not planned", m.arena_bytes / 1048576.0,
+                static_cast<long long>(m.arena_outputs), static_cast<long long>(m.heap_outputs),
+                m.heap_output_bytes / 1048576.0);
+  return "(" + shapes + "): " + line;
+}
+
+void print_memory_plan(const Session& s, const InputArgs& in) {
+  const auto plan = memory_plan(s, in);
+  if (plan.ok()) std::printf("memory plan %s\n", plan->c_str());
+  else std::printf("memory plan: not measured (%s)\n", plan.status().message().c_str());
 }
 
 void print_infos(const char* title, const std::vector<TensorInfo>& infos) {
@@ -165,7 +168,9 @@ Action add_inspect_command(CLI::App& app) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd = app.add_subcommand("inspect", "Show a model's metadata, inputs, outputs, ops and parameter size");
   cmd->add_option("MODEL", args->model, "ONNX model file")->required();
-  cmd->add_flag("--optimized", args->optimized, "Also print the graph as it runs, after optimization passes");
+  cmd->add_flag("--optimized", args->optimized,
+                "Also print the graph as it runs, after optimization passes, and the memory plan's "
+                "arena (the model runs twice on generated inputs; --shape for symbolic dims)");
   cmd->add_option("-O,--optimization-level", args->level, "Optimization level for --optimized (0 = as imported)")
       ->check(CLI::Range(0, 3))
       ->capture_default_str();

@@ -361,6 +361,9 @@ TXT
   contains inspect-memory-plan-line '^memory plan \(x float32\[1,8,4,4\]\): planned; arena [0-9.]+ MiB'
   ok inspect-memory-plan-dyn "$OSPREY" inspect "$BATCHED" --optimized --shape x=5x3
   contains inspect-memory-plan-dyn-shape '^memory plan \(x float32\[5,3\]\): planned'
+  # inputs it cannot make are reported on that line; the inspect itself succeeds
+  ok inspect-memory-plan-bad-shape "$OSPREY" inspect "$BATCHED" --optimized --shape x=5x4
+  contains inspect-memory-plan-bad-shape-line '^memory plan: not measured \(.*x'
 else
   echo "test_cli: protoc or $PROTO missing; skipping symbolic-dim cases" >&2
 fi
