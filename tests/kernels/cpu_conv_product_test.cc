@@ -66,7 +66,9 @@ TEST(CpuConvProduct, AutoTakesItForFewPixelsAndLargeWeightsAndNarrowingPointwise
       {"1x1_480_to_80", {1, 14, 14, 480}, {80, 480, 1, 1}, true},
       {"1x1_144_to_32", {1, 20, 20, 144}, {32, 144, 1, 1}, false},  // a multiple of 32
       {"1x1_384_to_64", {1, 14, 14, 384}, {64, 384, 1, 1}, false},  // a multiple of 32
-      {"1x1_48_to_24", {1, 20, 20, 48}, {24, 48, 1, 1}, false},     // under 64 input channels
+      {"1x1_48_to_24", {1, 20, 20, 48}, {24, 48, 1, 1}, true},
+      {"1x1_32_to_16", {1, 12, 12, 32}, {16, 32, 1, 1}, true},
+      {"1x1_24_to_16", {1, 20, 20, 24}, {16, 24, 1, 1}, false},     // under 32 input channels
       {"1x1_24_to_40", {1, 20, 20, 24}, {40, 24, 1, 1}, false},     // widening
   };
   for (const auto& s : shapes) {
