@@ -430,7 +430,9 @@ void products(int rounds, int64_t kRows, int threads) {
   const std::pair<int64_t, int64_t> shapes[] = {{768, 2304}, {768, 768},  {768, 3072},
                                                 {3072, 768}, {384, 1152}, {384, 1536},
                                                 {1024, 256}, {576, 160},  {256, 64},
-                                                {2048, 512}, {4608, 512}};
+                                                {2048, 512}, {4608, 512},
+                                                // inverted residuals' short-K pointwise products
+                                                {16, 96},    {32, 16},    {144, 24}};
   for (const auto& [K, N] : shapes) {
     osprey::cpu::Product2D p;
     p.M = kRows, p.K = K, p.N = N, p.has_bias = true;
