@@ -49,8 +49,9 @@ struct Epilogue {
 // Every loop over the tile's rows and vectors is unrolled (the pragmas): a loop GCC left rolled
 // kept the accumulators in an array on the stack, stored and reloaded around the k loop, about
 // 215 cycles a tile. A product with a short K pays that on every tile: 16 -> 96 channels over
-// 2048 pixels ran at 76 GFLOP/s rather than 93 (Zen 4, one core), MiniLM's products took 2%
-// longer, MobileNetV2's convolutions in this form 3%.
+// 2048 pixels ran at 71-75 GFLOP/s rather than 86-91 (osprey_tile_bench --only products --rows
+// 2048, Zen 4, one core), MiniLM's products took 2% longer, MobileNetV2's convolutions 2.7%.
+//
 // MR rows times NV vectors of 16 columns (the last panel of B may be 16 or 32 wide). With
 // kHalf the last vector is 8 columns, a 256-bit one (the panel's 8 columns past it are
 // padding): where 512-bit FMAs run in two halves, a 24- or 40-column tail then costs 1.5 or
