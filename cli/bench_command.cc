@@ -202,7 +202,11 @@ Status bench_single(const BenchArgs& args, CLI::App* cmd) {
       if (!r.ok()) return run_failure(r.status(), prepared, "run failed (profiled run for --peak)");
     }
     OSPREY_ASSIGN_OR_RETURN(PeakResult p, measure_peak(threads > 0 ? threads : 1));
-    const GraphFlops flops = count_flops(profile.nodes);  // per node times its runs
+    GraphFlops flops = count_flops(profile.nodes);  // per node times its runs
+    const GraphFlops nested = count_flops(profile.subgraph_nodes);  // If, Loop, Scan bodies
+    flops.flops += nested.flops;
+    flops.counted_nodes += nested.counted_nodes;
+    flops.unknown_nodes += nested.unknown_nodes;
     peak = model_peak(p, flops, l.p50);
     peak.winograd_nodes = static_cast<int>(session.optimization_marks().winograd_nodes);
   }

@@ -36,6 +36,14 @@ void ProfileAccumulator::add(const RunProfile& profile) {
     nodes_[i].ms += n.ms;
     nodes_[i].kernel = n.kernel;
   }
+  for (const NodeTiming& n : profile.subgraph_nodes) {
+    auto [it, first] = subgraph_slots_.emplace(n.name, subgraph_nodes_.size());
+    if (first) subgraph_nodes_.push_back({n.name, op_key(n), 0, {}, 0});
+    NodeTotal& t = subgraph_nodes_[it->second];
+    t.ms += n.ms;
+    t.calls += n.runs;
+    t.kernel = n.kernel;
+  }
 }
 
 ProfileSummary ProfileAccumulator::summary(size_t top_n) const {
@@ -58,6 +66,15 @@ ProfileSummary ProfileAccumulator::summary(size_t top_n) const {
       s.top_nodes.begin(), s.top_nodes.end(),
       [](const NodeTime& a, const NodeTime& b) { return a.ms_per_run > b.ms_per_run; });
   if (s.top_nodes.size() > top_n) s.top_nodes.resize(top_n);
+  for (size_t i = 0; i < subgraph_nodes_.size(); ++i) {
+    const NodeTotal& t = subgraph_nodes_[i];
+    s.top_subgraph_nodes.push_back({i, t.name, t.op_type, t.ms / runs, total > 0 ? t.ms / total : 0,
+                                    t.kernel, static_cast<double>(t.calls) / runs});
+  }
+  std::stable_sort(
+      s.top_subgraph_nodes.begin(), s.top_subgraph_nodes.end(),
+      [](const NodeTime& a, const NodeTime& b) { return a.ms_per_run > b.ms_per_run; });
+  if (s.top_subgraph_nodes.size() > top_n) s.top_subgraph_nodes.resize(top_n);
   return s;
 }
 
@@ -82,6 +99,20 @@ std::string profile_text(const ProfileSummary& s) {
            (n.kernel.empty() ? fmt("%.1f%%", n.share * 100)
                              : pad(fmt("%.1f%%", n.share * 100), 6) + "  " + n.kernel) +
            "\n";
+  if (s.top_subgraph_nodes.empty()) return out;
+  nw = 4, tw = 7;
+  for (const auto& n : s.top_subgraph_nodes)
+    nw = std::max(nw, n.name.size()), tw = std::max(tw, n.op_type.size());
+  out += "\ntop " + std::to_string(s.top_subgraph_nodes.size()) +
+         " subgraph nodes by time (inside their parent node's time above)\n";
+  out += pad("#", 5) + "  " + pad("node", nw) + "  " + pad("op type", tw) +
+         "  ms/run     calls/run  share   kernel\n";
+  for (const auto& n : s.top_subgraph_nodes)
+    out += pad(std::to_string(n.index), 5) + "  " + pad(n.name, nw) + "  " + pad(n.op_type, tw) +
+           "  " + pad(fmt("%.4f", n.ms_per_run), 9) + "  " + pad(fmt("%g", n.calls_per_run), 9) + "  " +
+           (n.kernel.empty() ? fmt("%.1f%%", n.share * 100)
+                             : pad(fmt("%.1f%%", n.share * 100), 6) + "  " + n.kernel) +
+           "\n";
   return out;
 }
 
@@ -101,6 +132,15 @@ std::string profile_json(const ProfileSummary& s) {
     j += std::string(i ? ", " : "") + "{\"index\": " + std::to_string(n.index) +
          ", \"name\": " + json_string(n.name) + ", \"op_type\": " + json_string(n.op_type) +
          ", \"ms_per_run\": " + json_number(n.ms_per_run) + ", \"share\": " + json_number(n.share) +
+         ", \"kernel\": " + json_string(n.kernel) + "}";
+  }
+  j += "], \"subgraph_nodes\": [";
+  for (size_t i = 0; i < s.top_subgraph_nodes.size(); ++i) {
+    const auto& n = s.top_subgraph_nodes[i];
+    j += std::string(i ? ", " : "") + "{\"index\": " + std::to_string(n.index) +
+         ", \"name\": " + json_string(n.name) + ", \"op_type\": " + json_string(n.op_type) +
+         ", \"ms_per_run\": " + json_number(n.ms_per_run) + ", \"calls_per_run\": " +
+         json_number(n.calls_per_run) + ", \"share\": " + json_number(n.share) +
          ", \"kernel\": " + json_string(n.kernel) + "}";
   }
   return j + "]}";

@@ -59,7 +59,7 @@ bool counted(const ir::Graph& g, int id, size_t first_node) {
 }  // namespace
 
 Status Executor::run_nodes(const ir::Graph& g, std::vector<Value>& frame, size_t begin, size_t end) {
-  const bool timed = profile_ && stack_.empty();
+  const bool timed = profile_ != nullptr;
   stack_.emplace_back(&g, &frame);
   Status status;
   const bool outermost = stack_.size() == 1;
@@ -69,7 +69,7 @@ Status Executor::run_nodes(const ir::Graph& g, std::vector<Value>& frame, size_t
   for (size_t ni = begin; ni < end && ni < g.nodes.size() && status.ok(); ++ni) {
     if (allocator_ && outermost) allocator_->set_step(static_cast<int>(ni));
     if (outermost) releasing_ = &g.release_after[ni];
-    status = timed ? run_timed_node(g.nodes[ni], frame) : run_node(g.nodes[ni], frame);
+    status = timed ? run_timed_node(g.nodes[ni], ni, frame) : run_node(g.nodes[ni], frame);
     for (int v : g.release_after[ni]) {
       if (counted(g, v, begin)) live_bytes_ -= value_bytes(frame[static_cast<size_t>(v)]);
       frame[static_cast<size_t>(v)] = Value();
@@ -91,25 +91,51 @@ const Value& Executor::value_at(const std::vector<Value>& frame, int id) const {
   return v;
 }
 
-Status Executor::run_timed_node(const ir::Node& n, std::vector<Value>& frame) {
-  NodeTiming t;
-  t.name = n.name;
-  t.op_type = n.op_type;
-  t.domain = n.domain;
-  t.input_shapes.reserve(n.inputs.size());
-  for (int id : n.inputs)
-    t.input_shapes.push_back(id == ir::kNoValue ? Shape{} : shape_of(&value_at(frame, id)));
+Status Executor::run_timed_node(const ir::Node& n, size_t index, std::vector<Value>& frame) {
+  // A subgraph's node (stack_ deeper than the outermost graph) is summed into one entry of
+  // profile_->subgraph_nodes per node however often it runs, named by its path.
+  const bool nested = stack_.size() > 1;
+  std::string name = n.name.empty() ? "#" + std::to_string(index) : n.name;
+  if (nested) name = timed_path_.back() + " > " + name;
+  NodeTiming* t = nullptr;
+  size_t slot = 0;
+  if (nested) {
+    auto [it, first] = nested_slots_.emplace(&n, profile_->subgraph_nodes.size());
+    slot = it->second;
+    if (first) profile_->subgraph_nodes.emplace_back().runs = 0;
+    t = &profile_->subgraph_nodes[slot];
+  } else {
+    profile_->nodes.emplace_back();
+    slot = profile_->nodes.size() - 1;
+    t = &profile_->nodes[slot];
+  }
+  const bool first_run = t->runs == 0 || !nested;
+  if (first_run) {
+    t->name = name;
+    t->op_type = n.op_type;
+    t->domain = n.domain;
+    t->input_shapes.reserve(n.inputs.size());
+    for (int id : n.inputs)
+      t->input_shapes.push_back(id == ir::kNoValue ? Shape{} : shape_of(&value_at(frame, id)));
+  }
+  timed_path_.push_back(std::move(name));
   const auto start = std::chrono::steady_clock::now();
   Status s = run_node(n, frame);
-  t.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (states_) {
-    const auto it = states_->find(&n);
-    if (it != states_->end() && it->second) t.kernel = it->second->form();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  timed_path_.pop_back();
+  // The entry again: the vectors may have grown while the node's subgraphs ran.
+  t = nested ? &profile_->subgraph_nodes[slot] : &profile_->nodes[slot];
+  t->ms += ms;
+  if (nested) ++t->runs;
+  if (first_run) {
+    if (states_) {
+      const auto it = states_->find(&n);
+      if (it != states_->end() && it->second) t->kernel = it->second->form();
+    }
+    t->output_shapes.reserve(n.outputs.size());
+    for (int id : n.outputs)
+      t->output_shapes.push_back(id == ir::kNoValue ? Shape{} : shape_of(&frame[static_cast<size_t>(id)]));
   }
-  t.output_shapes.reserve(n.outputs.size());
-  for (int id : n.outputs)
-    t.output_shapes.push_back(id == ir::kNoValue ? Shape{} : shape_of(&frame[static_cast<size_t>(id)]));
-  profile_->nodes.push_back(std::move(t));
   return s;
 }
 

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -45,8 +46,9 @@ class Executor final : public SubgraphRunner {
   // with the values they read from earlier nodes already in `frame`.
   Status run_nodes(const ir::Graph& g, std::vector<Value>& frame, size_t begin, size_t end);
 
-  // Times each node of the outermost graph run into `profile` (null = no timing). Nodes of
-  // subgraphs are not timed on their own: their time is part of their parent node's.
+  // Times each node run into `profile` (null = no timing): the outermost graph's into
+  // `nodes`, appended; those of subgraphs summed per node into `subgraph_nodes` (their time is
+  // also part of their parent node's).
   void set_profile(RunProfile* profile) { profile_ = profile; }
   // Outputs of the outermost graph's nodes come from `a` (planned memory; null = the heap).
   void set_allocator(RunAllocator* a) { allocator_ = a; }
@@ -59,7 +61,7 @@ class Executor final : public SubgraphRunner {
 
  private:
   Status run_node(const ir::Node& n, std::vector<Value>& frame);
-  Status run_timed_node(const ir::Node& n, std::vector<Value>& frame);
+  Status run_timed_node(const ir::Node& n, size_t index, std::vector<Value>& frame);
   // Value `id` of `frame`, or the constant when `frame` is the outermost graph's and its slot
   // is empty.
   const Value& value_at(const std::vector<Value>& frame, int id) const;
@@ -77,6 +79,8 @@ class Executor final : public SubgraphRunner {
   std::vector<std::pair<const ir::Graph*, std::vector<Value>*>> stack_;  // frames being run
   int64_t live_bytes_ = 0;
   RunProfile* profile_ = nullptr;
+  std::vector<std::string> timed_path_;  // names of the timed nodes running, outermost first
+  std::unordered_map<const ir::Node*, size_t> nested_slots_;  // profile_->subgraph_nodes index
   RunAllocator* allocator_ = nullptr;
   const std::vector<Value>* constants_ = nullptr;
   // Outermost graph only: the values released after the node now running (their tensors may

@@ -150,6 +150,7 @@ Result<std::vector<NamedValue>> SessionImpl::run(const std::vector<NamedValue>& 
                                                  RunProfile* profile) const {
   if (profile) {
     profile->nodes.clear();
+    profile->subgraph_nodes.clear();
     profile->items = 1;
   }
   const ir::Graph& g = *graph;
@@ -212,6 +213,22 @@ Status place_item(const std::string& name, const Value& part, int64_t i, int64_t
 }
 }  // namespace
 
+namespace {
+// Adds a span's subgraph node timings into a run's: the same node (path) sums its time and
+// runs, a new one is appended.
+void add_subgraph_timings(const std::vector<NodeTiming>& from, std::vector<NodeTiming>* into) {
+  for (const NodeTiming& t : from) {
+    auto it = std::find_if(into->begin(), into->end(), [&](const NodeTiming& o) { return o.name == t.name; });
+    if (it == into->end()) {
+      into->push_back(t);
+    } else {
+      it->ms += t.ms;
+      it->runs += t.runs;
+    }
+  }
+}
+}  // namespace
+
 Result<std::vector<NamedValue>> SessionImpl::run_items(const std::vector<NamedValue>& given, int64_t items,
                                                        const BatchCut* cut, RunProfile* profile) const {
   // Each batched input's item i is a view of its slice; the outputs (or the cut's value) are
@@ -233,6 +250,7 @@ Result<std::vector<NamedValue>> SessionImpl::run_items(const std::vector<NamedVa
       item[k].second = Value(Tensor::wrap(v.tensor.dtype(), s, base + static_cast<size_t>(i) * bytes, nullptr));
     }
     item_profile.nodes.clear();  // the executor appends
+    item_profile.subgraph_nodes.clear();
     std::vector<Value> frame(g.values.size());
     for (const auto& [name, v] : item) frame[static_cast<size_t>(input_ids.at(name))] = v;
     OSPREY_RETURN_IF_ERROR(run_span(
@@ -259,6 +277,7 @@ Result<std::vector<NamedValue>> SessionImpl::run_items(const std::vector<NamedVa
           profile->nodes[j].ms += item_profile.nodes[j].ms;
       }
       for (auto& n : profile->nodes) n.runs = i + 1;
+      add_subgraph_timings(item_profile.subgraph_nodes, &profile->subgraph_nodes);
       profile->memory = item_profile.memory;
       profile->items = items;
     }
@@ -275,6 +294,7 @@ Result<std::vector<NamedValue>> SessionImpl::run_items(const std::vector<NamedVa
                                   }));
   if (profile) {
     profile->nodes.insert(profile->nodes.end(), rest.nodes.begin(), rest.nodes.end());
+    add_subgraph_timings(rest.subgraph_nodes, &profile->subgraph_nodes);
     profile->memory = rest.memory;
   }
   return out;

@@ -75,6 +75,42 @@ TEST(ProfileSummary, NodesCarryTheirKernelsForm) {
   EXPECT_NE(json.find("\"kernel\": \"\""), std::string::npos) << json;
 }
 
+// Subgraph nodes are summed by path over runs, with how often they ran per run, in a table of
+// their own; the op-type table and the shares stay the outermost graph's.
+TEST(ProfileSummary, SubgraphNodesByPath) {
+  ProfileAccumulator acc;
+  NodeTiming body = t("loop > mm", "MatMul", 3);
+  body.runs = 4;
+  NodeTiming other = t("loop > relu", "Relu", 1);
+  RunProfile a{{t("loop", "Loop", 5)}, 1, {}, {body, other}};
+  body.runs = 6;
+  body.ms = 5;
+  RunProfile b{{t("loop", "Loop", 7)}, 1, {}, {body}};
+  acc.add(a);
+  acc.add(b);
+  const ProfileSummary s = acc.summary(10);
+  EXPECT_DOUBLE_EQ(s.node_ms_per_run, 6);  // (5 + 7) / 2: the Loop only
+  ASSERT_EQ(s.by_op.size(), 1u);
+  ASSERT_EQ(s.top_subgraph_nodes.size(), 2u);
+  EXPECT_EQ(s.top_subgraph_nodes[0].name, "loop > mm");
+  EXPECT_DOUBLE_EQ(s.top_subgraph_nodes[0].ms_per_run, 4);      // (3 + 5) / 2
+  EXPECT_DOUBLE_EQ(s.top_subgraph_nodes[0].calls_per_run, 5);   // (4 + 6) / 2
+  EXPECT_DOUBLE_EQ(s.top_subgraph_nodes[0].share, 8.0 / 12);
+  EXPECT_EQ(s.top_subgraph_nodes[1].name, "loop > relu");
+  EXPECT_DOUBLE_EQ(s.top_subgraph_nodes[1].calls_per_run, 0.5);
+  EXPECT_EQ(acc.summary(1).top_subgraph_nodes.size(), 1u);  // capped at top_n
+  const std::string text = profile_text(s);
+  EXPECT_NE(text.find("top 2 subgraph nodes by time"), std::string::npos) << text;
+  EXPECT_NE(text.find("calls/run"), std::string::npos) << text;
+  const std::string json = profile_json(s);
+  EXPECT_NE(json.find("\"subgraph_nodes\": [{\"index\": 0, \"name\": \"loop > mm\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"calls_per_run\": 5"), std::string::npos) << json;
+  // Without subgraphs the text has no such table.
+  ProfileAccumulator flat;
+  flat.add({{t("c1", "Conv", 3)}, 1, {}});
+  EXPECT_EQ(profile_text(flat.summary(5)).find("subgraph"), std::string::npos);
+}
+
 TEST(ProfileSummary, NoRunsIsEmpty) {
   const ProfileSummary s = ProfileAccumulator().summary(15);
   EXPECT_EQ(s.runs, 0);

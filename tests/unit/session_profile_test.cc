@@ -1,5 +1,5 @@
 // Session::run with a RunProfile: one timing per executed top-level node, in order, with the
-// shapes it saw, and the same outputs as an unprofiled run. The FLOPs counted from those shapes
+// shapes it saw (and one per subgraph node, by path, summing its runs), and the same outputs as an unprofiled run. The FLOPs counted from those shapes
 // (cli/flop_count.h) match hand-computed values, with and without the fusion passes.
 #include <gtest/gtest.h>
 
@@ -80,6 +80,63 @@ TEST(SessionProfile, OneTimingPerExecutedNodeWithShapes) {
   auto again = s->run(in, nullptr);
   ASSERT_TRUE(again.ok());
   expect_same(*plain, *again);
+}
+
+// A Loop of 5 iterations whose body runs a MatMul (v [1,4] x W [4,4]) then a Relu: the top
+// level times the Loop once; the body's nodes are timed inside it, one entry each summing its 5
+// runs, named by their path, with their shapes (so their FLOPs count too).
+TEST(SessionProfile, SubgraphNodesAreTimedByPath) {
+  ModelBuilder m;
+  m.input("v", kF, {1, 4}).output("v_out");
+  m.initializer_i64("trips", {}, {5});
+  m.initializer("W", {4, 4}, std::vector<float>(16, 0.25f));
+  auto& loop = m.node("Loop", {"trips", "", "v"}, {"v_out"}, "loop");
+  auto* body = loop.add_attribute();
+  body->set_name("body");
+  body->set_type(onnx::AttributeProto::GRAPH);
+  auto* g = body->mutable_g();
+  g->set_name("body");
+  for (const char* name : {"i", "cond", "bv"}) g->add_input()->set_name(name);
+  auto node = [&](const char* op, std::vector<const char*> ins, const char* out) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(out);
+    for (const char* in : ins) n->add_input(in);
+    n->add_output(out);
+  };
+  node("Identity", {"cond"}, "cond_out");
+  node("MatMul", {"bv", "W"}, "mm");
+  node("Relu", {"mm"}, "bv2");
+  g->add_output()->set_name("cond_out");
+  g->add_output()->set_name("bv2");
+  auto s = load_test_session(m.bytes(), 0);
+  ASSERT_TRUE(s);
+  const std::vector<NamedTensor> in = {{"v", filled({1, 4})}};
+  auto plain = s->run(in);
+  ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+  RunProfile p;
+  p.subgraph_nodes.resize(4);  // stale entries are cleared by the run
+  for (int run = 0; run < 2; ++run) {  // the second run starts afresh
+    auto timed = s->run(in, &p);
+    ASSERT_TRUE(timed.ok()) << timed.status().to_string();
+    expect_same(*plain, *timed);
+    ASSERT_EQ(p.nodes.size(), 1u);
+    EXPECT_EQ(p.nodes[0].op_type, "Loop");
+    ASSERT_EQ(p.subgraph_nodes.size(), 3u);
+    const char* names[] = {"loop > cond_out", "loop > mm", "loop > bv2"};
+    double inside = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(p.subgraph_nodes[i].name, names[i]);
+      EXPECT_EQ(p.subgraph_nodes[i].runs, 5);
+      inside += p.subgraph_nodes[i].ms;
+    }
+    EXPECT_LE(inside, p.nodes[0].ms);  // inside the Loop's time
+    EXPECT_EQ(p.subgraph_nodes[1].op_type, "MatMul");
+    ASSERT_EQ(p.subgraph_nodes[1].input_shapes.size(), 2u);
+    EXPECT_EQ(p.subgraph_nodes[1].input_shapes[0], (Shape{1, 4}));
+    // 5 runs of 1 x 4 outputs, K = 4.
+    EXPECT_EQ(cli::count_flops(p.subgraph_nodes).flops, 5 * 2.0 * 4 * 4);
+  }
 }
 
 TEST(SessionProfile, OptimizedGraphTimesItsFusedNodesAndKeepsTheFlops) {

@@ -55,7 +55,8 @@ struct NodeTiming {
   std::string kernel;
   double ms = 0;        // wall time of the node's kernel
   // How many runs `ms` sums: the items of a batch that ran item by item through this node (its
-  // shapes are then one item's), else 1.
+  // shapes are then one item's), or the times a subgraph's node ran in one run (a Loop body's
+  // nodes once per iteration; its shapes are then those of the first), else 1.
   int64_t runs = 1;
   // Shapes the node saw in this run, by position; an empty shape for an absent or non-tensor
   // input/output (a scalar tensor also has an empty shape). Enough to count FLOPs afterwards.
@@ -113,6 +114,10 @@ struct RunProfile {
   std::vector<NodeTiming> nodes;
   int64_t items = 1;
   RunMemoryStats memory;
+  // Nodes of control-flow subgraphs (If branches, Loop and Scan bodies), in the order they
+  // first ran, each once however often it ran (`runs`). `name` is the path from the outermost
+  // node, " > " between levels ("If_0 > Conv_3"); their time is also inside their parent's.
+  std::vector<NodeTiming> subgraph_nodes;
 };
 
 class SessionImpl;
