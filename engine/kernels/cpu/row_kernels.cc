@@ -221,6 +221,8 @@ OSPREY_INLINE void gelu_impl(const float* x, float* y, int64_t n, bool tanh_form
   }
 }
 
+#include "kernels/cpu/recurrent_cells.inc"
+
 // W one-byte values (uint8 or int8, T) at p as W int32 lanes (I), and back. Written as element
 // loops through an int32 array, which GCC's SLP vectorizer turns into vpmovzx / vpack
 // sequences; a __builtin_convertvector from a byte vector was lowered one element at a time.
@@ -780,6 +782,20 @@ struct SoftmaxKernel {
   }
 };
 
+#define OSPREY_CELL_KERNEL(Name, impl)             \
+  struct Name {                                    \
+    template <class F, class I, class... A>        \
+    OSPREY_INLINE static void run(A... a) {        \
+      impl<F, I>(a...);                            \
+    }                                              \
+  };
+OSPREY_CELL_KERNEL(LstmCellKernel, lstm_cell_impl)
+OSPREY_CELL_KERNEL(GruCellLbrKernel, gru_cell_lbr_impl)
+OSPREY_CELL_KERNEL(GruResetKernel, gru_reset_impl)
+OSPREY_CELL_KERNEL(GruUpdateKernel, gru_update_impl)
+OSPREY_CELL_KERNEL(RnnCellKernel, rnn_cell_impl)
+#undef OSPREY_CELL_KERNEL
+
 template <class Kernel, class... A>
 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma"))) void run_avx512(A... a) {
   Kernel::template run<F16, I16>(a...);
@@ -859,6 +875,30 @@ void gelu(VectorIsa isa, const float* x, float* y, int64_t n, bool tanh_form) {
 void gelu_fast_inplace(VectorIsa isa, void* y, int64_t n, bool bf16, bool tanh_form) {
   if (bf16) dispatch<GeluFastKernel>(isa, static_cast<uint16_t*>(y), n, tanh_form);
   else dispatch<GeluFastKernel>(isa, static_cast<float*>(y), n, tanh_form);
+}
+
+void lstm_cell(VectorIsa isa, const float* x, const float* hr, float* c, float* h, int64_t H,
+               float clip) {
+  dispatch<LstmCellKernel>(isa, x, hr, c, h, H, clip);
+}
+
+void gru_cell_lbr(VectorIsa isa, const float* x, const float* hr, const float* rb_h, float* h,
+                  int64_t H, float clip) {
+  dispatch<GruCellLbrKernel>(isa, x, hr, rb_h, h, H, clip);
+}
+
+void gru_reset(VectorIsa isa, const float* x, const float* hr, const float* h, float* z, float* rh,
+               int64_t H, float clip) {
+  dispatch<GruResetKernel>(isa, x, hr, h, z, rh, H, clip);
+}
+
+void gru_update(VectorIsa isa, const float* x_h, const float* hrh, const float* z, float* h,
+                int64_t H, float clip) {
+  dispatch<GruUpdateKernel>(isa, x_h, hrh, z, h, H, clip);
+}
+
+void rnn_cell(VectorIsa isa, const float* x, const float* hr, float* h, int64_t H, float clip) {
+  dispatch<RnnCellKernel>(isa, x, hr, h, H, clip);
 }
 
 void min_max_row(VectorIsa isa, const float* x, int64_t n, float* lo, float* hi) {

@@ -50,6 +50,29 @@ void gelu(VectorIsa isa, const float* x, float* y, int64_t n, bool tanh_form);
 // floats, or n bfloat16 values (bits) when `bf16`, rounded to nearest even.
 void gelu_fast_inplace(VectorIsa isa, void* y, int64_t n, bool bf16, bool tanh_form);
 
+// Recurrent cells (the LSTM, GRU and RNN kernels), one batch row of H hidden units at a time:
+// each gate's pre-activation is x (the input projection, with the biases that add) plus hr
+// (the hidden state times R^T), clamped to [-clip, clip] (clip = +infinity for none), then
+// ONNX's default activations: sigmoid as sigmoid() above, tanh as sign(v) (1 - e) / (1 + e)
+// with e = e^(-2|v|), its series to v^7 below |v| 0.0625 (within a few 1e-7 of std::tanh).
+// x and hr hold the gates in ONNX's order, H floats each.
+// LSTM, gates i, o, f, c: c = f c + i g, h = o tanh(c) (c and h updated in place).
+void lstm_cell(VectorIsa isa, const float* x, const float* hr, float* c, float* h, int64_t H,
+               float clip);
+// GRU with linear_before_reset, gates z, r, h: n = tanh(x_h + r (hr_h + rb_h)) (rb_h, R's bias
+// of the h gate, may be null), h = (1 - z) n + z h.
+void gru_cell_lbr(VectorIsa isa, const float* x, const float* hr, const float* rb_h, float* h,
+                  int64_t H, float clip);
+// GRU without it, around the product (r h) R_h^T: gru_reset writes z and rh = r h from the z and
+// r gates (x and hr 2H floats); gru_update then n = tanh(x_h + hrh) (x_h: the h gate of x, with
+// both its biases) and h = (1 - z) n + z h.
+void gru_reset(VectorIsa isa, const float* x, const float* hr, const float* h, float* z, float* rh,
+               int64_t H, float clip);
+void gru_update(VectorIsa isa, const float* x_h, const float* hrh, const float* z, float* h,
+                int64_t H, float clip);
+// RNN: h = tanh(x + hr).
+void rnn_cell(VectorIsa isa, const float* x, const float* hr, float* h, int64_t H, float clip);
+
 // *lo = min(0, x[0..n)), *hi = max(0, x[0..n)), NaNs skipped (DynamicQuantizeLinear's range).
 void min_max_row(VectorIsa isa, const float* x, int64_t n, float* lo, float* hi);
 
