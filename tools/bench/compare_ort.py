@@ -52,10 +52,24 @@ def save_inputs(tmp, model, feeds):
     return args
 
 
-def pick_case(model):
+def declared_inputs(path):
+    """Seeded N(0, 1) float32 feeds in the model's declared input shapes (every dim fixed), for
+    a model outside the zoo's cases (e.g. tools/bench/rnn_models.py's)."""
+    rng = np.random.default_rng(0)
+    feeds = {}
+    for i in ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).get_inputs():
+        if i.type != "tensor(float)" or not all(isinstance(d, int) for d in i.shape):
+            sys.exit(f"{path}: input {i.name} is {i.type} {i.shape}; only fixed float32 inputs can be made up")
+        feeds[i.name] = rng.standard_normal(i.shape).astype(np.float32)
+    return "declared", feeds
+
+
+def pick_case(model, path=None):
     # A quantized copy (the zoo's NAME_int8, or one made by tools/zoo/quantize.py into --zoo)
-    # takes its float model's inputs.
+    # takes its float model's inputs; a model the zoo has no cases for, its declared inputs.
     base = model.removesuffix("_int8")
+    if path is not None and model not in sample_inputs.CASES and base not in sample_inputs.CASES and base not in SEQ128:
+        return declared_inputs(path)
     if base in SEQ128:
         name, make = SEQ128[base]
         return name, make()
@@ -167,7 +181,7 @@ def main():
     tmp = Path(tempfile.mkdtemp())
     for model in args.models:
         path = Path(args.zoo) / f"{model}.onnx"
-        case, feeds = pick_case(model)
+        case, feeds = pick_case(model, path)
         if args.batch > 1:
             if any(v.ndim == 0 or v.shape[0] != 1 for v in feeds.values()):
                 sys.exit(f"--batch: {model}'s case {case} is not batch 1")
