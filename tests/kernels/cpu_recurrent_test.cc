@@ -1,8 +1,8 @@
 // LSTM, GRU and RNN on the packed form (recurrent_cpu.cc) against the reference kernels, the
 // oracle: every cell (GRU with and without linear_before_reset), the three directions, both
 // layouts, batch 1 and 3, hidden sizes with and without a vector tail, with and without B and
-// initial states, clip, one and two threads; the forms the packed kernel leaves to the reference
-// (and says so); the cells' tanh and sigmoid at the edges of their range.
+// initial states, clip, one and two threads, the hidden units in one slice or split in two; the
+// forms the packed kernel leaves to the reference (and says so); the cells' tanh and sigmoid at the edges of their range.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,6 +34,10 @@ std::vector<Tensor> inputs_of(const Case& c, uint32_t seed) {
                             random_tensor({dirs, G * c.hidden, c.hidden}, seed + 2),
                             c.bias ? random_tensor({dirs, 2 * G * c.hidden}, seed + 3) : Tensor(), Tensor()};
   for (int64_t i = 0; i < in[0].numel(); ++i) in[0].data<float>()[i] *= 3.0f;  // saturating gates too
+  // R scaled as a trained layer's (about 1 / sqrt(hidden)): with entries up to 1, a layer of 100
+  // units amplifies the rounding of one step into the next (5e-5 apart after 8 steps).
+  const float r_scale = 2.0f / std::sqrt(static_cast<float>(c.hidden));
+  for (int64_t i = 0; i < in[2].numel(); ++i) in[2].data<float>()[i] *= r_scale;
   if (c.initial) {
     in.push_back(random_tensor(state, seed + 4));
     if (std::string(c.op) == "LSTM") in.push_back(random_tensor(state, seed + 5));
@@ -52,15 +56,21 @@ Attrs attrs_of(const Case& c) {
 // The constants the prepare step sees: W, R and B.
 std::vector<Tensor> constants_of(const std::vector<Tensor>& in) { return {Tensor(), in[1], in[2], in[3]}; }
 
-void expect_matches_reference(const Case& c, ThreadPool* pool) {
+// `prepared_with`: the pool the prepare step sees (two threads split a one-direction layer of
+// 64 or more hidden units into slices); `pool`: the run's.
+void expect_matches_reference(const Case& c, ThreadPool* prepared_with, ThreadPool* pool) {
   const std::vector<Tensor> in = inputs_of(c, 11);
   const int outs = std::string(c.op) == "LSTM" ? 3 : 2;
   const Attrs attrs = attrs_of(c);
   NodeRunner ref(c.op, "", 14, attrs, Device::ref);
-  NodeRunner fast(c.op, "", 14, attrs, Device::cpu, constants_of(in));
+  NodeRunner fast(c.op, "", 14, attrs, Device::cpu, constants_of(in), DType::kFloat32, prepared_with);
   ASSERT_TRUE(fast.found());
   ASSERT_TRUE(fast.prepare_status().ok()) << fast.prepare_status().to_string();
-  if (cpu::panel_product_supported()) EXPECT_EQ(fast.state()->form(), "recurrent cells (panel_product)");
+  const bool sliced = prepared_with && c.hidden >= 64 && std::string(c.direction) != "bidirectional" &&
+                     (std::string(c.op) != "GRU" || c.lbr);
+  if (cpu::panel_product_supported())
+    EXPECT_EQ(fast.state()->form(), sliced ? "recurrent cells (panel_product, 2 slices of hidden units)"
+                                           : "recurrent cells (panel_product)");
   auto want = ref.run_outputs(in, outs);
   ASSERT_TRUE(want.ok()) << want.status().to_string();
   auto got = fast.run_outputs(in, outs, pool);
@@ -86,12 +96,20 @@ TEST(CpuRecurrent, MatchesReferenceAcrossCellsDirectionsAndLayouts) {
       {"GRU", 5, 3, 9, 33, "bidirectional", 0, true, true, true, 0.9f},
       {"RNN", 8, 2, 6, 17, "forward", 0, true, true, false, none},
       {"RNN", 5, 1, 20, 48, "bidirectional", 1, false, false, false, 0.5f},
+      // Two slices of hidden units with two threads at prepare: 32 + 48, 32 + 32, 48 + 52.
+      {"LSTM", 9, 2, 24, 80, "forward", 0, true, true, false, none},
+      {"LSTM", 6, 3, 16, 64, "reverse", 1, true, false, false, 2.0f},
+      {"GRU", 7, 2, 20, 64, "forward", 0, true, true, true, none},
+      {"GRU", 5, 1, 20, 70, "forward", 0, true, true, false, none},  // one slice: two products
+      {"RNN", 8, 3, 12, 100, "reverse", 0, true, true, false, none},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.op) + " seq " + std::to_string(c.seq) + " batch " + std::to_string(c.batch) +
                  " hidden " + std::to_string(c.hidden) + " " + c.direction + " layout " +
                  std::to_string(c.layout) + (c.lbr ? " lbr" : ""));
-    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) expect_matches_reference(c, pool);
+    for (ThreadPool* prepared_with : {static_cast<ThreadPool*>(nullptr), &pool2})
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2})
+        expect_matches_reference(c, prepared_with, pool);
   }
 }
 
@@ -172,7 +190,8 @@ TEST(CpuRecurrent, CellActivationsAtTheEdges) {
     // so h = z h0 = sigmoid(x_z) with h0 = 1.
     std::vector<float> xg(static_cast<size_t>(3 * n), 0.0f), hr(xg.size(), 0.0f), hz(static_cast<size_t>(n), 1.0f);
     std::copy(x.begin(), x.end(), xg.begin());
-    cpu::gru_cell_lbr(isa, xg.data(), hr.data(), nullptr, hz.data(), n, std::numeric_limits<float>::infinity());
+    cpu::gru_cell_lbr(isa, xg.data(), n, hr.data(), n, nullptr, hz.data(), hz.data(), n,
+                      std::numeric_limits<float>::infinity());
     for (int64_t i = 0; i + 1 < n; ++i) {
       const double want = 1.0 / (1.0 + std::exp(-static_cast<double>(x[i])));
       EXPECT_NEAR(hz[i], want, 1e-6 * want) << "sigmoid(" << x[i] << ")";

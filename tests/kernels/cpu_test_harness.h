@@ -26,8 +26,10 @@ class NodeRunner {
  public:
   // `constants[i]` defined = input i is an initializer the prepare step sees.
   // `input_dtype`: the type of input 0 the kernel is looked up for.
+  // `prepare_pool`: the session's pool as the prepare step sees it (null: none).
   NodeRunner(std::string op, std::string domain, int opset, Attrs attrs, Device device,
-             const std::vector<Tensor>& constants = {}, DType input_dtype = DType::kFloat32) {
+             const std::vector<Tensor>& constants = {}, DType input_dtype = DType::kFloat32,
+             ThreadPool* prepare_pool = nullptr) {
     node_.op_type = std::move(op);
     node_.domain = std::move(domain);
     node_.opset = opset;
@@ -47,7 +49,7 @@ class NodeRunner {
       for (size_t i = 0; i < constants.size(); ++i)
         ptrs.push_back(constants[i].defined() ? &vals[i] : nullptr);
       std::vector<Value> outs(1);
-      KernelContext ctx(node_, std::move(ptrs), &outs, kDefaultMaxElements, nullptr);
+      KernelContext ctx(node_, std::move(ptrs), &outs, kDefaultMaxElements, nullptr, prepare_pool);
       auto st = kernel_->prepare(ctx);
       prepare_status_ = st.ok() ? Status::Ok() : st.status();
       if (st.ok()) state_ = *st;

@@ -877,14 +877,15 @@ void gelu_fast_inplace(VectorIsa isa, void* y, int64_t n, bool bf16, bool tanh_f
   else dispatch<GeluFastKernel>(isa, static_cast<float*>(y), n, tanh_form);
 }
 
-void lstm_cell(VectorIsa isa, const float* x, const float* hr, float* c, float* h, int64_t H,
-               float clip) {
-  dispatch<LstmCellKernel>(isa, x, hr, c, h, H, clip);
+void lstm_cell(VectorIsa isa, const float* x, int64_t x_gate_stride, const float* hr,
+               int64_t hr_gate_stride, float* c, float* h, int64_t n, float clip) {
+  dispatch<LstmCellKernel>(isa, x, x_gate_stride, hr, hr_gate_stride, c, h, n, clip);
 }
 
-void gru_cell_lbr(VectorIsa isa, const float* x, const float* hr, const float* rb_h, float* h,
-                  int64_t H, float clip) {
-  dispatch<GruCellLbrKernel>(isa, x, hr, rb_h, h, H, clip);
+void gru_cell_lbr(VectorIsa isa, const float* x, int64_t x_gate_stride, const float* hr,
+                  int64_t hr_gate_stride, const float* rb_h, const float* h_prev, float* h, int64_t n,
+                  float clip) {
+  dispatch<GruCellLbrKernel>(isa, x, x_gate_stride, hr, hr_gate_stride, rb_h, h_prev, h, n, clip);
 }
 
 void gru_reset(VectorIsa isa, const float* x, const float* hr, const float* h, float* z, float* rh,
