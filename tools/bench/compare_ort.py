@@ -64,6 +64,11 @@ def declared_inputs(path):
     return "declared", feeds
 
 
+def ms(v):
+    """A p50 in ms with three significant digits down to 0.001 (a 0.1 ms model reads 0.105)."""
+    return f"{v:.1f}" if v >= 10 else f"{v:.2f}" if v >= 1 else f"{v:.3f}"
+
+
 def pick_case(model, path=None):
     # A quantized copy (the zoo's NAME_int8, or one made by tools/zoo/quantize.py into --zoo)
     # takes its float model's inputs; a model the zoo has no cases for, its declared inputs.
@@ -198,7 +203,7 @@ def main():
                 notes.add(note)
             ma, mb = statistics.median(a), statistics.median(b)
             ratios = [x / y for x, y in zip(a, b)]
-            print(f"| {model} | {case} | {threads} | {ma:.1f} | {mb:.1f} | {ma / mb:.2f}x | "
+            print(f"| {model} | {case} | {threads} | {ms(ma)} | {ms(mb)} | {ma / mb:.2f}x | "
                   f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}] |", flush=True)
             for note in sorted(n for n in notes if n):
                 print(f"({note})", flush=True)
