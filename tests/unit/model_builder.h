@@ -56,6 +56,27 @@ class ModelBuilder {
     for (auto v : values) t->add_int64_data(v);
     return *t;
   }
+  // A graph attribute `name` of node `n` (a Loop's body, an If's branch), itself named `name`,
+  // with inputs `inputs` (untyped, as a Loop body's may be).
+  static onnx::GraphProto* subgraph(onnx::NodeProto& n, const std::string& name,
+                                    const std::vector<std::string>& inputs) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* g = a->mutable_g();
+    g->set_name(name);
+    for (const auto& i : inputs) g->add_input()->set_name(i);
+    return g;
+  }
+  // Appends node `op` of `g`, named after its one output.
+  static void subgraph_node(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& ins,
+                            const std::string& out) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(out);
+    for (const auto& i : ins) n->add_input(i);
+    n->add_output(out);
+  }
   std::string bytes() const { return model_.SerializeAsString(); }
   onnx::ModelProto& proto() { return model_; }
 

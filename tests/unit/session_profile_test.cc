@@ -91,18 +91,9 @@ TEST(SessionProfile, SubgraphNodesAreTimedByPath) {
   m.initializer_i64("trips", {}, {5});
   m.initializer("W", {4, 4}, std::vector<float>(16, 0.25f));
   auto& loop = m.node("Loop", {"trips", "", "v"}, {"v_out"}, "loop");
-  auto* body = loop.add_attribute();
-  body->set_name("body");
-  body->set_type(onnx::AttributeProto::GRAPH);
-  auto* g = body->mutable_g();
-  g->set_name("body");
-  for (const char* name : {"i", "cond", "bv"}) g->add_input()->set_name(name);
-  auto node = [&](const char* op, std::vector<const char*> ins, const char* out) {
-    auto* n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(out);
-    for (const char* in : ins) n->add_input(in);
-    n->add_output(out);
+  auto* g = ModelBuilder::subgraph(loop, "body", {"i", "cond", "bv"});
+  auto node = [&](const char* op, std::vector<std::string> ins, const char* out) {
+    ModelBuilder::subgraph_node(g, op, ins, out);
   };
   node("Identity", {"cond"}, "cond_out");
   node("MatMul", {"bv", "W"}, "mm");
