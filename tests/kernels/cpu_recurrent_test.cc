@@ -66,8 +66,7 @@ void expect_matches_reference(const Case& c, ThreadPool* prepared_with, ThreadPo
   NodeRunner fast(c.op, "", 14, attrs, Device::cpu, constants_of(in), DType::kFloat32, prepared_with);
   ASSERT_TRUE(fast.found());
   ASSERT_TRUE(fast.prepare_status().ok()) << fast.prepare_status().to_string();
-  const bool sliced = prepared_with && c.hidden >= 64 && std::string(c.direction) != "bidirectional" &&
-                     (std::string(c.op) != "GRU" || c.lbr);
+  const bool sliced = prepared_with && c.hidden >= 64 && std::string(c.direction) != "bidirectional";
   if (cpu::panel_product_supported())
     EXPECT_EQ(fast.state()->form(), sliced ? "recurrent cells (panel_product, 2 slices of hidden units)"
                                            : "recurrent cells (panel_product)");
@@ -96,11 +95,12 @@ TEST(CpuRecurrent, MatchesReferenceAcrossCellsDirectionsAndLayouts) {
       {"GRU", 5, 3, 9, 33, "bidirectional", 0, true, true, true, 0.9f},
       {"RNN", 8, 2, 6, 17, "forward", 0, true, true, false, none},
       {"RNN", 5, 1, 20, 48, "bidirectional", 1, false, false, false, 0.5f},
-      // Two slices of hidden units with two threads at prepare: 32 + 48, 32 + 32, 48 + 52.
+      // Two slices of hidden units with two threads at prepare: 32 + 48, 32 + 32, 48 + 52, ...
       {"LSTM", 9, 2, 24, 80, "forward", 0, true, true, false, none},
       {"LSTM", 6, 3, 16, 64, "reverse", 1, true, false, false, 2.0f},
       {"GRU", 7, 2, 20, 64, "forward", 0, true, true, true, none},
-      {"GRU", 5, 1, 20, 70, "forward", 0, true, true, false, none},  // one slice: two products
+      {"GRU", 5, 1, 20, 70, "forward", 0, true, true, false, none},  // 32 + 38, two products
+      {"GRU", 6, 3, 16, 96, "reverse", 1, true, false, false, 1.5f},
       {"RNN", 8, 3, 12, 100, "reverse", 0, true, true, false, none},
   };
   for (const Case& c : cases) {

@@ -3,11 +3,13 @@
 
     lstm_s100   LSTM, 100 steps, batch 1, 256 inputs, 256 hidden units, forward
     gru_s100    GRU (linear_before_reset), the same sizes
+    gru0_s100   GRU without linear_before_reset (ONNX's default), the same sizes
     lstm_b8     LSTM, 50 steps, batch 8, 256 / 256, bidirectional
     lstm_s1     LSTM, 1 step, batch 1, 128 / 128 (Silero VAD's decoder cell)
 
     .venv/bin/python tools/bench/rnn_models.py --out /tmp/rnn
-    .venv/bin/python tools/bench/compare_ort.py --zoo /tmp/rnn --models lstm_s100 gru_s100 lstm_b8 lstm_s1
+    .venv/bin/python tools/bench/compare_ort.py --zoo /tmp/rnn --models lstm_s100 gru_s100 gru0_s100 \
+        lstm_b8 lstm_s1
 """
 
 import argparse
@@ -17,15 +19,16 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-MODELS = {  # name: (cell, steps, batch, inputs, hidden, directions)
+MODELS = {  # name: (cell, steps, batch, inputs, hidden, directions[, linear_before_reset])
     "lstm_s100": ("LSTM", 100, 1, 256, 256, 1),
     "gru_s100": ("GRU", 100, 1, 256, 256, 1),
+    "gru0_s100": ("GRU", 100, 1, 256, 256, 1, 0),
     "lstm_b8": ("LSTM", 50, 8, 256, 256, 2),
     "lstm_s1": ("LSTM", 1, 1, 128, 128, 1),
 }
 
 
-def make(cell, steps, batch, inputs, hidden, dirs):
+def make(cell, steps, batch, inputs, hidden, dirs, lbr=1):
     gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[cell]
     rng = np.random.default_rng(0)
 
@@ -35,7 +38,7 @@ def make(cell, steps, batch, inputs, hidden, dirs):
     attrs = {"hidden_size": hidden}
     if dirs == 2:
         attrs["direction"] = "bidirectional"
-    if cell == "GRU":
+    if cell == "GRU" and lbr:
         attrs["linear_before_reset"] = 1
     outs = ["Y", "Y_h"] + (["Y_c"] if cell == "LSTM" else [])
     node = helper.make_node(cell, ["X", "W", "R", "B"], outs, **attrs)

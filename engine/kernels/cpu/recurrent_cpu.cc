@@ -5,7 +5,7 @@
 // bidirectional layer runs its two directions on two threads. A one-direction layer gives its
 // projection every thread, and splits its hidden units into slices, one per thread: each
 // thread multiplies h by its slice of R^T (which then stays in its core's L2) and runs those
-// units' gates, with a barrier after each step.
+// units' gates, with a barrier after each step (two for a GRU without linear_before_reset).
 //
 // Why: the reference (a plain GEMM, std::exp and std::tanh per element) ran a 100-step LSTM
 // with 256 inputs and hidden units at 3.9x onnxruntime's time (6.7 against 1.7 ms, one
@@ -43,19 +43,18 @@ enum class Cell { kRnn, kGru, kLstm };
 int64_t gate_count(Cell c) { return c == Cell::kRnn ? 1 : c == Cell::kGru ? 3 : 4; }
 
 // Hidden units [j0, j1) of the recurrence: R^T's columns of their gates, gate by gate
-// ([H, Gr w], w = j1 - j0, Gr the gates in the product).
+// ([H, Gr w], w = j1 - j0, Gr the gates in the product). A GRU without linear_before_reset:
+// r holds its z and r gates, and r_h R_h^T's columns of these units [H, w].
 struct Slice {
   int64_t j0 = 0, j1 = 0;
-  PanelB r;
+  PanelB r, r_h;
 };
 
 struct Direction {
   PanelB w;  // W^T [I, G H]
   // The recurrence's R^T, in slices of hidden units that threads run side by side (one slice
-  // unless the session's threads split a one-direction layer). A GRU without
-  // linear_before_reset: one slice of its z and r gates, and r_h its h gate's R_h^T [H, H].
+  // unless the session's threads split a one-direction layer).
   std::vector<Slice> r;
-  PanelB r_h;
   // Added to the input projection: Wb + Rb, except R's h-gate bias under linear_before_reset,
   // which is rb_h. Empty without B.
   std::vector<float> bias, rb_h;
@@ -134,10 +133,9 @@ Result<std::shared_ptr<KernelState>> prepare(const KernelContext& ctx, Cell cell
   const int64_t gr = split_h ? 2 : gate_count(cell);  // gates in the recurrence's product
   // A one-direction layer splits its hidden units across the session's threads, in slices of
   // at least 32 units that start on a 16-unit vector (a bidirectional one runs a direction per
-  // thread; a GRU without linear_before_reset needs all of r h before its second product).
+  // thread).
   const int threads = ctx.pool() ? ctx.pool()->num_threads() : 1;
-  const int64_t slices =
-      st->dirs == 1 && !split_h ? std::clamp<int64_t>(std::min<int64_t>(threads, H / 32), 1, 64) : 1;
+  const int64_t slices = st->dirs == 1 ? std::clamp<int64_t>(std::min<int64_t>(threads, H / 32), 1, 64) : 1;
   for (int64_t d = 0; d < st->dirs; ++d) {
     Direction dir;
     const float* w = W.data<float>() + d * GH * I;
@@ -155,9 +153,9 @@ Result<std::shared_ptr<KernelState>> prepare(const KernelContext& ctx, Cell cell
           out[i] = r[(g * H + j) * H + row];
         }
       });
+      if (split_h) q.r_h = pack_panel_b(r + (2 * H + q.j0) * H, H, width, 1, H);
       dir.r.push_back(std::move(q));
     }
-    if (split_h) dir.r_h = pack_panel_b(r + 2 * H * H, H, H, 1, H);
     if (st->has_bias) {
       const float* wb = ctx.input(3).data<float>() + d * 2 * GH;
       const float* rb = wb + GH;
@@ -223,7 +221,8 @@ struct Run {
     const int64_t H = st.H, GH = gate_count(st.cell) * H;
     const bool split_h = st.cell == Cell::kGru && !st.lbr;
     std::vector<float> xw(static_cast<size_t>(S * B * GH)), hr(static_cast<size_t>(B * GH));
-    // h before and after each step (one buffer, updated in place, for the GRU's two products).
+    // h before and after each step (one buffer, updated in place, for the GRU's two products:
+    // h is read only by the first).
     std::vector<float> h(static_cast<size_t>((split_h ? 1 : 2) * B * H)), c;
     if (st.cell == Cell::kLstm) c.assign(static_cast<size_t>(B * H), 0.0f);
     std::vector<float> gru(split_h ? static_cast<size_t>(3 * B * H) : 0);  // z, r h, (r h) R_h^T
@@ -251,7 +250,8 @@ struct Run {
   }
 
   // Thread `tid` of `team`: every step, the slices tid, tid + team, ...; h[0..BH) and h[BH..2BH)
-  // alternate as the step's input and output.
+  // alternate as the step's input and output. A GRU without linear_before_reset runs each step
+  // in two phases, z and r h of every slice, a barrier, then (r h) R_h^T and h of every slice.
   void steps(const Direction& dir, int64_t d, const float* xw, float* hr, float* h, float* c, float* gru,
              int tid, int team) const {
     const int64_t H = st.H, GH = gate_count(st.cell) * H;
@@ -280,19 +280,27 @@ struct Run {
               if (st.lbr)
                 gru_cell_lbr(isa, xb, H, hb, w, rb_h ? rb_h + j0 : nullptr, hp + b * H + j0, hn + b * H + j0, w,
                              st.clip);
-              else  // one slice: w = H
-                gru_reset(isa, xb, hb, hp + b * H, z + b * H, rh + b * H, H, st.clip);
+              else
+                gru_reset(isa, xb, H, hb, w, hp + b * H + j0, z + b * H + j0, rh + b * H + j0, w, st.clip);
               break;
           }
           if (y && !split_h) std::copy_n(hn + b * H + j0, w, y + y_at(t, d, b) + j0);
         }
       }
-      if (split_h) {  // one thread
-        panel_product(dir.r_h, rh, B, H, nullptr, 0.0f, hrh, 1);
-        for (int64_t b = 0; b < B; ++b) {
-          gru_update(isa, xw + x_row(t, b) * GH + 2 * H, hrh + b * H, z + b * H, hn + b * H, H,
-                     st.clip);
-          if (y) std::copy_n(hn + b * H, H, y + y_at(t, d, b));
+      if (split_h) {
+        if (team > 1) {
+#pragma omp barrier
+        }
+        for (size_t k = static_cast<size_t>(tid); k < dir.r.size(); k += static_cast<size_t>(team)) {
+          const Slice& q = dir.r[k];
+          const int64_t j0 = q.j0, w = q.j1 - q.j0;
+          float* hq = hrh + B * j0;  // this slice's [B, w]
+          panel_product(q.r_h, rh, B, H, nullptr, 0.0f, hq, 1);
+          for (int64_t b = 0; b < B; ++b) {
+            gru_update(isa, xw + x_row(t, b) * GH + 2 * H + j0, hq + b * w, z + b * H + j0, hn + b * H + j0, w,
+                       st.clip);
+            if (y) std::copy_n(hn + b * H + j0, w, y + y_at(t, d, b) + j0);
+          }
         }
       }
       if (team > 1) {

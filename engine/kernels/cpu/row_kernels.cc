@@ -888,9 +888,9 @@ void gru_cell_lbr(VectorIsa isa, const float* x, int64_t x_gate_stride, const fl
   dispatch<GruCellLbrKernel>(isa, x, x_gate_stride, hr, hr_gate_stride, rb_h, h_prev, h, n, clip);
 }
 
-void gru_reset(VectorIsa isa, const float* x, const float* hr, const float* h, float* z, float* rh,
-               int64_t H, float clip) {
-  dispatch<GruResetKernel>(isa, x, hr, h, z, rh, H, clip);
+void gru_reset(VectorIsa isa, const float* x, int64_t x_gate_stride, const float* hr,
+               int64_t hr_gate_stride, const float* h, float* z, float* rh, int64_t n, float clip) {
+  dispatch<GruResetKernel>(isa, x, x_gate_stride, hr, hr_gate_stride, h, z, rh, n, clip);
 }
 
 void gru_update(VectorIsa isa, const float* x_h, const float* hrh, const float* z, float* h,

@@ -55,9 +55,9 @@ void gelu_fast_inplace(VectorIsa isa, void* y, int64_t n, bool bf16, bool tanh_f
 // (the hidden state times R^T), clamped to [-clip, clip] (clip = +infinity for none), then
 // ONNX's default activations: sigmoid as sigmoid() above, tanh as sign(v) (1 - e) / (1 + e)
 // with e = e^(-2|v|), its series to v^7 below |v| 0.0625 (within a few 1e-7 of std::tanh).
-// x and hr hold the gates in ONNX's order, H floats each (lstm_cell and gru_cell_lbr: n units
-// of each gate, gate g at x + g x_gate_stride and hr + g hr_gate_stride, for a slice of the
-// hidden units).
+// x and hr hold the gates in ONNX's order (lstm_cell, gru_cell_lbr and gru_reset: n units of
+// each gate, gate g at x + g x_gate_stride and hr + g hr_gate_stride, for a slice of the hidden
+// units; rnn_cell and gru_update: one gate, n units).
 // LSTM, gates i, o, f, c: c = f c + i g, h = o tanh(c) (c updated in place).
 void lstm_cell(VectorIsa isa, const float* x, int64_t x_gate_stride, const float* hr,
                int64_t hr_gate_stride, float* c, float* h, int64_t n, float clip);
@@ -67,14 +67,14 @@ void gru_cell_lbr(VectorIsa isa, const float* x, int64_t x_gate_stride, const fl
                   int64_t hr_gate_stride, const float* rb_h, const float* h_prev, float* h, int64_t n,
                   float clip);
 // GRU without it, around the product (r h) R_h^T: gru_reset writes z and rh = r h from the z and
-// r gates (x and hr 2H floats); gru_update then n = tanh(x_h + hrh) (x_h: the h gate of x, with
-// both its biases) and h = (1 - z) n + z h.
-void gru_reset(VectorIsa isa, const float* x, const float* hr, const float* h, float* z, float* rh,
-               int64_t H, float clip);
+// r gates; gru_update then n = tanh(x_h + hrh) (x_h: the h gate of x, with both its biases) and
+// h = (1 - z) n + z h (in place).
+void gru_reset(VectorIsa isa, const float* x, int64_t x_gate_stride, const float* hr,
+               int64_t hr_gate_stride, const float* h, float* z, float* rh, int64_t n, float clip);
 void gru_update(VectorIsa isa, const float* x_h, const float* hrh, const float* z, float* h,
-                int64_t H, float clip);
+                int64_t n, float clip);
 // RNN: h = tanh(x + hr).
-void rnn_cell(VectorIsa isa, const float* x, const float* hr, float* h, int64_t H, float clip);
+void rnn_cell(VectorIsa isa, const float* x, const float* hr, float* h, int64_t n, float clip);
 
 // *lo = min(0, x[0..n)), *hi = max(0, x[0..n)), NaNs skipped (DynamicQuantizeLinear's range).
 void min_max_row(VectorIsa isa, const float* x, int64_t n, float* lo, float* hi);
