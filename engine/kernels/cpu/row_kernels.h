@@ -1,4 +1,4 @@
-// Vectorized row kernels for the ops oneDNN does not cover well here (LayerNorm,
+// Vectorized row kernels for the ops oneDNN does not cover well here (LayerNorm, InstanceNorm,
 // ReduceSum/ReduceMean, Sigmoid, QuantizeLinear/DequantizeLinear/QLinearAdd, the attention's
 // masked softmax, the channels-last max pool, the interleaving of a few channel planes): plain loops
 // shaped for the vectorizer (fixed-width lane blocks, sums in double lanes), compiled three
@@ -19,6 +19,13 @@ VectorIsa best_vector_isa();               // the widest supported variant, read
 // (+ bias, when not null); mean and (biased) variance are summed in double. x and y may alias.
 void layer_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int64_t m,
                      const float* scale, const float* bias, double eps);
+
+// InstanceNormalization over `rows` planes of m contiguous floats: plane r belongs to channel
+// (first_row + r) % channels and gets y = (x - mean) / sqrt(var + eps) * scale[c] + bias[c], its
+// mean and (biased) variance summed in double. x and y may alias.
+void instance_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int64_t m,
+                        const float* scale, const float* bias, int64_t channels, int64_t first_row,
+                        double eps);
 
 // Views x as [outer, r, inner] and writes y[o, i] = mult * sum over k < r of x[o, k, i] for
 // o in [o_begin, o_end) and every i, summed in double (mult = 1 for a sum, 1/r for a mean).
