@@ -1,4 +1,4 @@
-// The vectorized row kernels (LayerNormalization, ReduceSum, ReduceMean, Sigmoid, Gelu, the
+// The vectorized row kernels (LayerNormalization, ReduceSum, ReduceMean, Sigmoid, Tanh, Exp, Gelu, the
 // attention's masked softmax) against the reference kernels or plain double loops: every ISA variant this CPU can run, awkward sizes (tails shorter than a lane block,
 // column tiles, size-1 axes), large offsets, one and two threads, and the forms handed to the
 // reference (broadcast Scale, non-consecutive axes, the identity with noop_with_empty_axes).
@@ -353,6 +353,53 @@ TEST(CpuRowKernels, SigmoidKernelMatchesReferenceOnThreads) {
   NodeRunner ref("Sigmoid", "", 13, {}, Device::ref);
   NodeRunner cpu("Sigmoid", "", 13, {}, Device::cpu);
   expect_unary_matches(ref, cpu, {Shape{1, 1, 64, 70}, Shape{3}, Shape{}, Shape{0, 5}, Shape{2, 4097}}, 1.0f);
+}
+
+// Tanh and Exp against double oracles on every ISA: both signs, around 0 (tanh's series), the
+// ranges where they saturate, overflow and underflow (exp's denormal results), infinities, NaN;
+// lengths with every tail of a vector. Tanh within 1e-6 relative, Exp within 4 ulp (and the
+// smallest denormal).
+TEST(CpuRowKernels, TanhAndExpMatchDoubleOraclesOnEveryIsa) {
+  std::vector<float> x;
+  for (int i = 0; i < 997; ++i) x.push_back(-110.0f + 0.2003f * static_cast<float>(i));
+  for (float v = 1e-9f; v < 5.0f; v *= 1.21f) x.push_back(v), x.push_back(-v);
+  for (float v : {0.0f, -0.0f, 0.0624f, 0.0626f, 88.7f, 88.73f, -87.4f, -103.9f, -104.5f, 1e30f, -1e30f})
+    x.push_back(v);
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(-std::numeric_limits<float>::infinity());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  for (VectorIsa isa : runnable_isas())
+    for (size_t n : {size_t{1}, size_t{15}, size_t{33}, x.size()}) {
+      SCOPED_TRACE(std::string(cpu::vector_isa_name(isa)) + " n=" + std::to_string(n));
+      const float* in = x.data() + (x.size() - n);
+      std::vector<float> t(n), e(n);
+      cpu::tanh_row(isa, in, t.data(), static_cast<int64_t>(n));
+      cpu::exp_row(isa, in, e.data(), static_cast<int64_t>(n));
+      for (size_t k = 0; k < n; ++k) {
+        const double v = in[k];
+        if (std::isnan(v)) {
+          EXPECT_TRUE(std::isnan(t[k]) && std::isnan(e[k]));
+          continue;
+        }
+        const double wt = std::tanh(v);
+        EXPECT_NEAR(t[k], wt, 1e-6 * std::fabs(wt)) << "tanh(" << v << ")";
+        const float we = static_cast<float>(std::exp(v));  // inf above the float range
+        if (std::isinf(we)) {
+          EXPECT_EQ(e[k], we) << "exp(" << v << ")";
+        } else {
+          EXPECT_NEAR(e[k], we, 4.8e-7 * we + 1.5e-45) << "exp(" << v << ")";
+        }
+      }
+    }
+}
+
+TEST(CpuRowKernels, TanhAndExpKernelsMatchReferenceOnThreads) {
+  for (const char* op : {"Tanh", "Exp"}) {
+    SCOPED_TRACE(op);
+    NodeRunner ref(op, "", 13, {}, Device::ref);
+    NodeRunner cpu(op, "", 13, {}, Device::cpu);
+    expect_unary_matches(ref, cpu, {Shape{1, 1, 64, 70}, Shape{3}, Shape{}, Shape{0, 5}, Shape{2, 4097}}, 4.0f);
+  }
 }
 
 TEST(CpuRowKernels, GeluMatchesADoubleOracleOnEveryIsa) {

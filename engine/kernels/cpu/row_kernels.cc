@@ -179,6 +179,45 @@ OSPREY_INLINE F sigmoid_of(F x) {
   return x < 0.0f ? e * r : r;
 }
 
+// tanh on every lane: sign(v) (1 - e) / (1 + e), e = e^(-2|v|) (never overflows; 1 from |v|
+// 43.5 on), and below |v| 0.0625, where 1 - e would lose the low bits, its series to v^7
+// (the next term is under 1e-12 relative there). NaN stays NaN.
+template <class F, class I>
+OSPREY_INLINE F tanh_of(F v) {
+  const F a = v < 0.0f ? -v : v;
+  const F e = exp_nonpositive<F, I>(a * -2.0f);
+  const F big = (1.0f - e) / (1.0f + e);
+  const F a2 = a * a;
+  const F small = a * (1.0f + a2 * (-0.33333333f + a2 * (0.13333333f + a2 * -0.05396825f)));
+  const F t = a < 0.0625f ? small : big;
+  return v < 0.0f ? -t : t;
+}
+
+// e^x on every lane over the whole float range: x = n ln2 + r as exp_nonpositive, 2^n applied
+// as two factors 2^(n/2) 2^(n - n/2) so that neither leaves the normal range (results down to
+// the denormals, about e^-103.9, keep their value). Above 88.72 inf, below -104 0, NaN stays NaN.
+template <class F, class I>
+OSPREY_INLINE F exp_of(F x) {
+  const F round = splat<F>(12582912.0f);
+  const F lo = x < -104.0f ? splat<F>(-104.0f) : x;
+  const F xc = lo > 88.8f ? splat<F>(88.8f) : lo;
+  const F t = xc * 1.44269504088896341f + round;
+  const F n = t - round;
+  const F r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+  F p = splat<F>(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  const I ni = std::bit_cast<I>(t) - std::bit_cast<int32_t>(12582912.0f);
+  const I n1 = ni >> 1, n2 = ni - n1;
+  const F y = p * std::bit_cast<F>((n1 + 127) << 23) * std::bit_cast<F>((n2 + 127) << 23);
+  const F inf = splat<F>(std::numeric_limits<float>::infinity());
+  return x > 88.72283f ? inf : x < -104.0f ? F{} : y;
+}
+
 template <class F, class I>
 OSPREY_INLINE void sigmoid_impl(const float* x, float* y, int64_t n) {
   constexpr int W = kWidth<F>;
@@ -189,6 +228,22 @@ OSPREY_INLINE void sigmoid_impl(const float* x, float* y, int64_t n) {
     store<F>(y + k + W, b);
   }
   for (; k < n; ++k) y[k] = sigmoid_of<float, int32_t>(x[k]);
+}
+
+template <class F, class I>
+OSPREY_INLINE void tanh_impl(const float* x, float* y, int64_t n) {
+  constexpr int W = kWidth<F>;
+  int64_t k = 0;
+  for (; k + W <= n; k += W) store<F>(y + k, tanh_of<F, I>(load<F>(x + k)));
+  for (; k < n; ++k) y[k] = tanh_of<float, int32_t>(x[k]);
+}
+
+template <class F, class I>
+OSPREY_INLINE void exp_impl(const float* x, float* y, int64_t n) {
+  constexpr int W = kWidth<F>;
+  int64_t k = 0;
+  for (; k + W <= n; k += W) store<F>(y + k, exp_of<F, I>(load<F>(x + k)));
+  for (; k < n; ++k) y[k] = exp_of<float, int32_t>(x[k]);
 }
 
 // Gelu's erf form, 0.5 x (1 + erf(x / sqrt 2)), on every lane, through erfc(|z|) (z = x /
@@ -764,6 +819,18 @@ struct SigmoidKernel {
     sigmoid_impl<F, I>(a...);
   }
 };
+struct TanhKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(A... a) {
+    tanh_impl<F, I>(a...);
+  }
+};
+struct ExpKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(A... a) {
+    exp_impl<F, I>(a...);
+  }
+};
 struct GeluKernel {
   template <class F, class I>
   OSPREY_INLINE static void run(const float* x, float* y, int64_t n, bool tanh_form) {
@@ -899,6 +966,10 @@ void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float*
 void sigmoid(VectorIsa isa, const float* x, float* y, int64_t n) {
   dispatch<SigmoidKernel>(isa, x, y, n);
 }
+
+void tanh_row(VectorIsa isa, const float* x, float* y, int64_t n) { dispatch<TanhKernel>(isa, x, y, n); }
+
+void exp_row(VectorIsa isa, const float* x, float* y, int64_t n) { dispatch<ExpKernel>(isa, x, y, n); }
 
 void gelu(VectorIsa isa, const float* x, float* y, int64_t n, bool tanh_form) {
   dispatch<GeluKernel>(isa, x, y, n, tanh_form);

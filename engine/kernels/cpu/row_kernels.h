@@ -1,5 +1,5 @@
 // Vectorized row kernels for the ops oneDNN does not cover well here (LayerNorm, InstanceNorm,
-// ReduceSum/ReduceMean, Sigmoid, QuantizeLinear/DequantizeLinear/QLinearAdd, the attention's
+// ReduceSum/ReduceMean, Sigmoid, Tanh, Exp, QuantizeLinear/DequantizeLinear/QLinearAdd, the attention's
 // masked softmax, the channels-last max pool, the interleaving of a few channel planes): plain loops
 // shaped for the vectorizer (fixed-width lane blocks, sums in double lanes), compiled three
 // times (AVX-512, AVX2+FMA, and generic x86-64) and chosen at run time from the CPU's features. The reference kernels are their oracles in the tests.
@@ -44,6 +44,13 @@ void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float*
 // y[k] = 1 / (1 + e^-x[k]) for k < n, exp as softmax_rows' (within a few ulp of the
 // reference's; 0 below -87, NaN stays NaN). x and y may be the same array.
 void sigmoid(VectorIsa isa, const float* x, float* y, int64_t n);
+
+// y[k] = tanh(x[k]): sign(x) (1 - e) / (1 + e), e = e^(-2|x|), its series to x^7 below |x|
+// 0.0625 (within 1e-6 relative of std::tanh; NaN stays NaN). x and y may be the same array.
+void tanh_row(VectorIsa isa, const float* x, float* y, int64_t n);
+// y[k] = e^x[k] over the whole float range (within a few ulp of std::exp, denormal results
+// included; inf above 88.72, 0 below -104, NaN stays NaN). x and y may be the same array.
+void exp_row(VectorIsa isa, const float* x, float* y, int64_t n);
 
 // Gelu (com.osprey): y[k] = 0.5 x (1 + erf(x / sqrt 2)), or with tanh_form the tanh
 // approximation 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), within a few 1e-7 relative

@@ -17,6 +17,8 @@ namespace osprey::ref {
 
 // The reference Sigmoid (unary.cc): the CPU kernel hands it what it does not take.
 Status unary_sigmoid(KernelContext& ctx);
+Status unary_tanh(KernelContext& ctx);
+Status unary_exp(KernelContext& ctx);
 // com.osprey Gelu (fused.cc), the CPU kernel's oracle and fallback.
 Status gelu(KernelContext& ctx);
 
