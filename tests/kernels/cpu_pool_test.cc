@@ -2,7 +2,7 @@
 // reference (transposes around the reference MaxPool): channels-last and channels-first, 1-D
 // to 3-D, strides, explicit and SAME pads, ceil_mode and dilations, 1 and 2 threads, prepared
 // and unprepared, NaNs, every vector ISA of the row kernel, bfloat16 tensors, uint8 / int8
-// tensors (a quantized model's pool); and its errors.
+// tensors (a quantized model's pool); ONNX MaxPool on the same kernel; and its errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -205,6 +205,49 @@ TEST(CpuMaxPool, ByteTensorsMatchTheReference) {
 
 TEST(CpuMaxPool, ChannelsFirstMatchesReference) {
   check({{"kernel_shape", ints_attr({3, 3})}, {"pads", ints_attr({1, 0, 1, 2})}}, random_tensor({1, 3, 8, 7}, 9));
+}
+
+// ONNX MaxPool (float32, no Indices) runs the same kernel in [N, C, spatial...]: bit for bit the
+// reference ONNX MaxPool's, 1-D to 3-D, SAME pads, ceil_mode, dilations; with Indices, or a
+// double tensor, the reference itself.
+TEST(CpuMaxPool, OnnxMaxPoolMatchesReference) {
+  static ThreadPool pool2(2);
+  struct Case {
+    Attrs attrs;
+    Shape shape;
+  };
+  const std::vector<Case> cases = {
+      {{{"kernel_shape", ints_attr({5, 5})}, {"pads", ints_attr({2, 2, 2, 2})}}, {1, 32, 20, 20}},
+      {{{"kernel_shape", ints_attr({3, 3})}, {"strides", ints_attr({2, 2})}, {"ceil_mode", int_attr(1)}}, {2, 3, 9, 8}},
+      {{{"kernel_shape", ints_attr({2, 2})}, {"auto_pad", string_attr("SAME_UPPER")}}, {1, 5, 7, 7}},
+      {{{"kernel_shape", ints_attr({2, 2})}, {"dilations", ints_attr({2, 2})}}, {1, 4, 8, 9}},
+      {{{"kernel_shape", ints_attr({3})}, {"strides", ints_attr({2})}}, {2, 6, 17}},
+      {{{"kernel_shape", ints_attr({2, 2, 2})}}, {1, 3, 4, 5, 6}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(shape_to_string(c.shape));
+    const Tensor x = random_tensor(c.shape, 4);
+    NodeRunner ref("MaxPool", "", 12, c.attrs, Device::ref);
+    NodeRunner cpu("MaxPool", "", 12, c.attrs, Device::cpu, {Tensor()});
+    ASSERT_TRUE(cpu.found());
+    auto want = ref.run({x});
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+      auto got = cpu.run({x}, pool);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      EXPECT_TRUE(bit_equal(*got, *want));
+    }
+  }
+  // With the Indices output the reference runs (and gives them).
+  const Attrs attrs = {{"kernel_shape", ints_attr({2, 2})}};
+  const Tensor x = random_tensor({1, 2, 4, 4}, 5);
+  NodeRunner ref("MaxPool", "", 12, attrs, Device::ref);
+  NodeRunner cpu("MaxPool", "", 12, attrs, Device::cpu, {Tensor()});
+  auto want = ref.run_outputs({x}, 2);
+  auto got = cpu.run_outputs({x}, 2);
+  ASSERT_TRUE(want.ok() && got.ok()) << got.status().to_string();
+  EXPECT_TRUE(bit_equal((*got)[0], (*want)[0]));
+  EXPECT_TRUE(bit_equal((*got)[1], (*want)[1]));
 }
 
 TEST(CpuMaxPool, ErrorsNameTheProblem) {

@@ -130,6 +130,25 @@ Status channels_last_max_pool(KernelContext& ctx) {
   });
 }
 
+}  // namespace osprey::cpu
+
+namespace osprey::ref {
+Status max_pool(KernelContext& ctx);  // reference/pool.cc
+}  // namespace osprey::ref
+
+namespace osprey::cpu {
+
+// ONNX MaxPool, float32 and 1-D to 3-D, without its Indices output: the kernel above in
+// [N, C, spatial...]. Every other form runs the reference (which was 18x onnxruntime's time on
+// a [1, 256, 20, 20] 5x5 pool outside a convolution chain, where the channels_last pass
+// leaves the ONNX op in place).
+Status max_pool(KernelContext& ctx) {
+  if (!ctx.has_input(0) || !ctx.input_value(0).is_tensor() || ctx.input(0).dtype() != DType::kFloat32 ||
+      ctx.input(0).rank() < 3 || ctx.input(0).rank() > 5 || ctx.output_requested(1) || !ctx.has_attr("kernel_shape"))
+    return ref::max_pool(ctx);
+  return channels_last_max_pool(ctx);
+}
+
 Result<std::shared_ptr<KernelState>> prepare_channels_last_max_pool(const KernelContext&) {
   return std::shared_ptr<KernelState>(std::make_shared<PoolState>());
 }

@@ -1,0 +1,70 @@
+"""Writes one-op models with the shapes they take in common vision networks (YOLO-style heads,
+U-Nets, GANs), for timing the engine's kernels for single ops against onnxruntime's; every input
+is a fixed-shape float32 that compare_ort.py makes up:
+
+    .venv/bin/python tools/bench/op_models.py --out /tmp/ops
+    .venv/bin/python tools/bench/compare_ort.py --zoo /tmp/ops --threads 1 2 --rounds 3 \\
+        --iterations 30 --models tanh exp instnorm add_bcast mul_same concat pad slice \\
+        reducemax softmax_mid maxpool resize_nearest resize_linear
+"""
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def floats(values, name):
+    return numpy_helper.from_array(np.asarray(values, dtype=np.float32), name)
+
+
+def ints(values, name):
+    return numpy_helper.from_array(np.asarray(values, dtype=np.int64), name)
+
+
+def node(op, inputs, **attrs):
+    return helper.make_node(op, inputs, ["y"], **attrs)
+
+
+# name: (node, [(input, shape)], initializers)
+MODELS = {
+    "tanh": (node("Tanh", ["x"]), [("x", [1, 128, 80, 80])], []),
+    "exp": (node("Exp", ["x"]), [("x", [1, 128, 80, 80])], []),
+    "instnorm": (node("InstanceNormalization", ["x", "s", "b"]), [("x", [1, 64, 128, 128])],
+                 [floats(np.ones(64), "s"), floats(np.zeros(64), "b")]),
+    "add_bcast": (node("Add", ["x", "b"]), [("x", [1, 256, 40, 40]), ("b", [1, 256, 1, 1])], []),
+    "mul_same": (node("Mul", ["x", "b"]), [("x", [1, 128, 80, 80]), ("b", [1, 128, 80, 80])], []),
+    "concat": (node("Concat", ["x", "b"], axis=1), [("x", [1, 128, 80, 80]), ("b", [1, 128, 80, 80])], []),
+    "pad": (node("Pad", ["x", "p"]), [("x", [1, 64, 128, 128])], [ints([0, 0, 1, 1, 0, 0, 1, 1], "p")]),
+    "slice": (node("Slice", ["x", "st", "en", "ax"]), [("x", [1, 128, 80, 80])],
+              [ints([0], "st"), ints([64], "en"), ints([1], "ax")]),
+    "reducemax": (node("ReduceMax", ["x"], axes=[1]), [("x", [1, 128, 80, 80])], []),
+    "softmax_mid": (node("Softmax", ["x"], axis=1), [("x", [1, 85, 80, 80])], []),
+    "maxpool": (node("MaxPool", ["x"], kernel_shape=[5, 5], pads=[2, 2, 2, 2]), [("x", [1, 256, 20, 20])], []),
+    "resize_nearest": (node("Resize", ["x", "", "s"], mode="nearest"), [("x", [1, 256, 40, 40])],
+                       [floats([1, 1, 2, 2], "s")]),
+    "resize_linear": (node("Resize", ["x", "", "s"], mode="linear"), [("x", [1, 64, 80, 80])],
+                      [floats([1, 1, 2, 2], "s")]),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, (n, inputs, inits) in MODELS.items():
+        graph = helper.make_graph(
+            [n], name, [helper.make_tensor_value_info(i, TensorProto.FLOAT, s) for i, s in inputs],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        onnx.save(model, out / f"{name}.onnx")
+        print(out / f"{name}.onnx")
+
+
+if __name__ == "__main__":
+    main()
