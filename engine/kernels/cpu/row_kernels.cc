@@ -144,29 +144,35 @@ OSPREY_INLINE F vmax(F a, F b) {
   return a > b ? a : b;
 }
 
-// e^x for x <= 0 (the softmax's x - max) or NaN, on every lane of F (float, or a vector of
-// floats; I is the int32 type of F's size), branch-free: Cephes' expf (x = n ln2 + r,
-// |r| <= ln2/2, a degree-6 polynomial in r, times 2^n built in the exponent bits). n is rounded
-// with the 1.5 * 2^23 trick, exact for |n| < 2^22. Below -87 the result is 0 (2^n would leave
-// the normal range).
-template <class F, class I>
-OSPREY_INLINE F exp_nonpositive(F x) {
+// Cephes' expf, branch-free on every lane of F (float, or a vector of floats): x = n ln2 + r,
+// |r| <= ln2/2, e^x = 2^n p(r) with p of degree 6. Returns p(r) and leaves in *t the value
+// whose bits, less those of 1.5 * 2^23 (the rounding trick, exact for |n| < 2^22), are n; the
+// caller builds 2^n in the exponent bits.
+template <class F>
+OSPREY_INLINE F exp_reduced(F x, F* t) {
   const F round = splat<F>(12582912.0f);
-  const F lo = splat<F>(-87.0f);
-  const F xc = x < lo ? lo : x;  // keeps 2^n normal (denormal products are slow)
-  const F t = xc * 1.44269504088896341f + round;
-  const F n = t - round;
-  const F r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+  *t = x * 1.44269504088896341f + round;
+  const F n = *t - round;
+  const F r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
   F p = splat<F>(1.9875691500e-4f);
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
+  return p * (r * r) + r + 1.0f;
+}
+
+// e^x for x <= 0 (the softmax's x - max) or NaN (I is the int32 type of F's size). Below -87
+// the result is 0 (2^n would leave the normal range).
+template <class F, class I>
+OSPREY_INLINE F exp_nonpositive(F x) {
+  const F lo = splat<F>(-87.0f);
+  const F xc = x < lo ? lo : x;  // keeps 2^n normal (denormal products are slow)
+  F t;
+  const F p = exp_reduced(xc, &t);
   const I ni = std::bit_cast<I>(t) - std::bit_cast<int32_t>(12582912.0f);
-  const I bits = (ni + 127) << 23;
-  const F y = p * std::bit_cast<F>(bits);
+  const F y = p * std::bit_cast<F>((ni + 127) << 23);
   return x < lo ? F{} : y;
 }
 
@@ -198,19 +204,10 @@ OSPREY_INLINE F tanh_of(F v) {
 // the denormals, about e^-103.9, keep their value). Above 88.72 inf, below -104 0, NaN stays NaN.
 template <class F, class I>
 OSPREY_INLINE F exp_of(F x) {
-  const F round = splat<F>(12582912.0f);
   const F lo = x < -104.0f ? splat<F>(-104.0f) : x;
   const F xc = lo > 88.8f ? splat<F>(88.8f) : lo;
-  const F t = xc * 1.44269504088896341f + round;
-  const F n = t - round;
-  const F r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
-  F p = splat<F>(1.9875691500e-4f);
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
+  F t;
+  const F p = exp_reduced(xc, &t);
   const I ni = std::bit_cast<I>(t) - std::bit_cast<int32_t>(12582912.0f);
   const I n1 = ni >> 1, n2 = ni - n1;
   const F y = p * std::bit_cast<F>((n1 + 127) << 23) * std::bit_cast<F>((n2 + 127) << 23);
