@@ -217,29 +217,6 @@ Status tile(KernelContext& ctx) {
   });
 }
 
-namespace {
-// Input coordinate for output coordinate o on an axis of input size n with `begin`
-// padding; -1 means "use the constant".
-int64_t pad_source(int64_t o, int64_t begin, int64_t n, int mode) {
-  int64_t i = o - begin;
-  if (i >= 0 && i < n) return i;
-  switch (mode) {
-    case 0: return -1;  // constant
-    case 1: {           // reflect (mirror without repeating the edge)
-      if (n == 1) return 0;
-      const int64_t period = 2 * (n - 1);
-      i %= period;
-      if (i < 0) i += period;
-      return i < n ? i : period - i;
-    }
-    case 2: return i < 0 ? 0 : n - 1;  // edge
-    default: {                          // wrap
-      i %= n;
-      return i < 0 ? i + n : i;
-    }
-  }
-}
-}  // namespace
 
 Status pad(KernelContext& ctx) {
   OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 0, kAnyRank));
