@@ -4,8 +4,6 @@
 // strings get the reference's results and errors.
 #include <gtest/gtest.h>
 
-#include <cstring>
-
 #include "cpu_test_harness.h"
 
 namespace osprey::testing {
@@ -21,11 +19,6 @@ Tensor filled(DType dt, const Shape& shape, int seed) {
     else t.data<uint8_t>()[i] = static_cast<uint8_t>(v);
   }
   return t;
-}
-
-bool same_bytes(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() && a.nbytes() == b.nbytes() &&
-         (a.nbytes() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0);
 }
 
 TEST(CpuConcat, MatchesReferenceBitForBit) {
@@ -49,16 +42,8 @@ TEST(CpuConcat, MatchesReferenceBitForBit) {
       std::vector<Tensor> in;
       for (size_t i = 0; i < c.shapes.size(); ++i) in.push_back(filled(dt, c.shapes[i], static_cast<int>(i) + 1));
       const Attrs attrs = {{"axis", int_attr(c.axis)}};
-      NodeRunner ref("Concat", "", 13, attrs, Device::ref, {}, dt);
-      NodeRunner cpu("Concat", "", 13, attrs, Device::cpu, {}, dt);
-      ASSERT_TRUE(cpu.found());
-      auto want = ref.run(in);
-      ASSERT_TRUE(want.ok()) << want.status().to_string();
-      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-        auto got = cpu.run(in, pool);
-        ASSERT_TRUE(got.ok()) << got.status().to_string();
-        EXPECT_TRUE(same_bytes(*got, *want));
-      }
+      expect_same_as_reference(NodeRunner("Concat", "", 13, attrs, Device::ref, {}, dt),
+                               NodeRunner("Concat", "", 13, attrs, Device::cpu, {}, dt), in, &pool2);
     }
   }
 }

@@ -4,8 +4,6 @@
 // threads. Wrap mode, an axes input and malformed calls get the reference's results and errors.
 #include <gtest/gtest.h>
 
-#include <cstring>
-
 #include "cpu_test_harness.h"
 
 namespace osprey::testing {
@@ -19,11 +17,6 @@ Tensor counting(DType dt, const Shape& shape) {
     else t.data<uint8_t>()[i] = static_cast<uint8_t>(i * 3);
   }
   return t;
-}
-
-bool same_bytes(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() && a.nbytes() == b.nbytes() &&
-         (a.nbytes() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0);
 }
 
 TEST(CpuPad, MatchesReferenceBitForBit) {
@@ -51,16 +44,8 @@ TEST(CpuPad, MatchesReferenceBitForBit) {
           if (with_value) in.push_back(counting(dt, {}));  // a scalar: -3, -11 or 0
           if (with_value && dt == DType::kUInt8) in.back().data<uint8_t>()[0] = 200;
           const Attrs attrs = {{"mode", string_attr(mode)}};
-          NodeRunner ref("Pad", "", 13, attrs, Device::ref, {}, dt);
-          NodeRunner cpu("Pad", "", 13, attrs, Device::cpu, {}, dt);
-          ASSERT_TRUE(cpu.found());
-          auto want = ref.run(in);
-          ASSERT_TRUE(want.ok()) << want.status().to_string();
-          for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-            auto got = cpu.run(in, pool);
-            ASSERT_TRUE(got.ok()) << got.status().to_string();
-            EXPECT_TRUE(same_bytes(*got, *want));
-          }
+          expect_same_as_reference(NodeRunner("Pad", "", 13, attrs, Device::ref, {}, dt),
+                                   NodeRunner("Pad", "", 13, attrs, Device::cpu, {}, dt), in, &pool2);
         }
 }
 

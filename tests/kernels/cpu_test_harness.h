@@ -152,6 +152,25 @@ inline bool int32_equal(const Tensor& a, const Tensor& b) {
          std::equal(a.data<int32_t>(), a.data<int32_t>() + a.numel(), b.data<int32_t>());
 }
 
+// Same type, shape and bytes, for tensors of any fixed-size element type.
+inline bool same_bytes(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() && a.nbytes() == b.nbytes() &&
+         (a.nbytes() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0);
+}
+
+// `cpu` on `in`, without a pool and on `pool`, gives the same bytes as `ref` (which must run).
+inline void expect_same_as_reference(const NodeRunner& ref, const NodeRunner& cpu, const std::vector<Tensor>& in,
+                                     ThreadPool* pool) {
+  ASSERT_TRUE(cpu.found());
+  auto want = ref.run(in);
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool}) {
+    auto got = cpu.run(in, p);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_TRUE(same_bytes(*got, *want));
+  }
+}
+
 inline bool bit_equal(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() && a.nbytes() == b.nbytes() &&
          std::equal(a.data<float>(), a.data<float>() + a.numel(), b.data<float>(),
