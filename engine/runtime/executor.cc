@@ -93,10 +93,9 @@ const Value& Executor::value_at(const std::vector<Value>& frame, int id) const {
 
 Status Executor::run_timed_node(const ir::Node& n, size_t index, std::vector<Value>& frame) {
   // A subgraph's node (stack_ deeper than the outermost graph) is summed into one entry of
-  // profile_->subgraph_nodes per node however often it runs, named by its path.
+  // profile_->subgraph_nodes per node however often it runs, named by its path (made on its
+  // first run from the entry of the node whose subgraph it is in).
   const bool nested = stack_.size() > 1;
-  std::string name = n.name.empty() ? "#" + std::to_string(index) : n.name;
-  if (nested) name = timed_path_.back() + " > " + name;
   NodeTiming* t = nullptr;
   size_t slot = 0;
   if (nested) {
@@ -111,14 +110,19 @@ Status Executor::run_timed_node(const ir::Node& n, size_t index, std::vector<Val
   }
   const bool first_run = t->runs == 0 || !nested;
   if (first_run) {
-    t->name = name;
+    t->name = n.name.empty() ? "#" + std::to_string(index) : n.name;
+    if (nested) {
+      const auto [parent_nested, parent_slot] = timed_path_.back();
+      const auto& parents = parent_nested ? profile_->subgraph_nodes : profile_->nodes;
+      t->name = parents[parent_slot].name + " > " + t->name;
+    }
     t->op_type = n.op_type;
     t->domain = n.domain;
     t->input_shapes.reserve(n.inputs.size());
     for (int id : n.inputs)
       t->input_shapes.push_back(id == ir::kNoValue ? Shape{} : shape_of(&value_at(frame, id)));
   }
-  timed_path_.push_back(std::move(name));
+  timed_path_.emplace_back(nested, slot);
   const auto start = std::chrono::steady_clock::now();
   Status s = run_node(n, frame);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

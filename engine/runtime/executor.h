@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -79,7 +80,8 @@ class Executor final : public SubgraphRunner {
   std::vector<std::pair<const ir::Graph*, std::vector<Value>*>> stack_;  // frames being run
   int64_t live_bytes_ = 0;
   RunProfile* profile_ = nullptr;
-  std::vector<std::string> timed_path_;  // names of the timed nodes running, outermost first
+  // The timed nodes running, outermost first: (in subgraph_nodes, else nodes; the entry's index).
+  std::vector<std::pair<bool, size_t>> timed_path_;
   std::unordered_map<const ir::Node*, size_t> nested_slots_;  // profile_->subgraph_nodes index
   RunAllocator* allocator_ = nullptr;
   const std::vector<Value>* constants_ = nullptr;
