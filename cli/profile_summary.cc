@@ -22,6 +22,35 @@ std::string pad(const std::string& s, size_t width) {
   return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
 }
 
+// The rows of a node table: "#  node  op type  ms/run  [calls/run]  share  kernel".
+std::string nodes_text(const std::vector<NodeTime>& nodes, bool calls) {
+  size_t nw = 4, tw = 7;
+  for (const auto& n : nodes) nw = std::max(nw, n.name.size()), tw = std::max(tw, n.op_type.size());
+  std::string out = pad("#", 5) + "  " + pad("node", nw) + "  " + pad("op type", tw) + "  ms/run     " +
+                    (calls ? "calls/run  " : "") + "share   kernel\n";
+  for (const auto& n : nodes)
+    out += pad(std::to_string(n.index), 5) + "  " + pad(n.name, nw) + "  " + pad(n.op_type, tw) + "  " +
+           pad(fmt("%.4f", n.ms_per_run), 9) + "  " + (calls ? pad(fmt("%g", n.calls_per_run), 9) + "  " : "") +
+           (n.kernel.empty() ? fmt("%.1f%%", n.share * 100)
+                             : pad(fmt("%.1f%%", n.share * 100), 6) + "  " + n.kernel) +
+           "\n";
+  return out;
+}
+
+// A node table as a JSON array (with "calls_per_run" for subgraph nodes).
+std::string nodes_json(const std::vector<NodeTime>& nodes, bool calls) {
+  std::string j = "[";
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto& n = nodes[i];
+    j += std::string(i ? ", " : "") + "{\"index\": " + std::to_string(n.index) +
+         ", \"name\": " + json_string(n.name) + ", \"op_type\": " + json_string(n.op_type) +
+         ", \"ms_per_run\": " + json_number(n.ms_per_run) +
+         (calls ? ", \"calls_per_run\": " + json_number(n.calls_per_run) : std::string()) +
+         ", \"share\": " + json_number(n.share) + ", \"kernel\": " + json_string(n.kernel) + "}";
+  }
+  return j + "]";
+}
+
 }  // namespace
 
 void ProfileAccumulator::add(const RunProfile& profile) {
@@ -87,32 +116,11 @@ std::string profile_text(const ProfileSummary& s) {
   for (const auto& o : s.by_op)
     out += pad(o.op_type, w) + "  " + pad(fmt("%.4f", o.ms_per_run), 9) + "  " +
            pad(fmt("%.1f%%", o.share * 100), 6) + "  " + fmt("%g", o.nodes_per_run) + "\n";
-  size_t nw = 4, tw = 7;
-  for (const auto& n : s.top_nodes)
-    nw = std::max(nw, n.name.size()), tw = std::max(tw, n.op_type.size());
-  out += "\ntop " + std::to_string(s.top_nodes.size()) + " nodes by time\n";
-  out += pad("#", 5) + "  " + pad("node", nw) + "  " + pad("op type", tw) +
-         "  ms/run     share   kernel\n";
-  for (const auto& n : s.top_nodes)
-    out += pad(std::to_string(n.index), 5) + "  " + pad(n.name, nw) + "  " + pad(n.op_type, tw) +
-           "  " + pad(fmt("%.4f", n.ms_per_run), 9) + "  " +
-           (n.kernel.empty() ? fmt("%.1f%%", n.share * 100)
-                             : pad(fmt("%.1f%%", n.share * 100), 6) + "  " + n.kernel) +
-           "\n";
-  if (s.top_subgraph_nodes.empty()) return out;
-  nw = 4, tw = 7;
-  for (const auto& n : s.top_subgraph_nodes)
-    nw = std::max(nw, n.name.size()), tw = std::max(tw, n.op_type.size());
-  out += "\ntop " + std::to_string(s.top_subgraph_nodes.size()) +
-         " subgraph nodes by time (inside their parent node's time above)\n";
-  out += pad("#", 5) + "  " + pad("node", nw) + "  " + pad("op type", tw) +
-         "  ms/run     calls/run  share   kernel\n";
-  for (const auto& n : s.top_subgraph_nodes)
-    out += pad(std::to_string(n.index), 5) + "  " + pad(n.name, nw) + "  " + pad(n.op_type, tw) +
-           "  " + pad(fmt("%.4f", n.ms_per_run), 9) + "  " + pad(fmt("%g", n.calls_per_run), 9) + "  " +
-           (n.kernel.empty() ? fmt("%.1f%%", n.share * 100)
-                             : pad(fmt("%.1f%%", n.share * 100), 6) + "  " + n.kernel) +
-           "\n";
+  out += "\ntop " + std::to_string(s.top_nodes.size()) + " nodes by time\n" + nodes_text(s.top_nodes, false);
+  if (!s.top_subgraph_nodes.empty())
+    out += "\ntop " + std::to_string(s.top_subgraph_nodes.size()) +
+           " subgraph nodes by time (inside their parent node's time above)\n" +
+           nodes_text(s.top_subgraph_nodes, true);
   return out;
 }
 
@@ -126,24 +134,9 @@ std::string profile_json(const ProfileSummary& s) {
          ", \"ms_per_run\": " + json_number(o.ms_per_run) + ", \"share\": " + json_number(o.share) +
          ", \"nodes_per_run\": " + json_number(o.nodes_per_run) + "}";
   }
-  j += "], \"top_nodes\": [";
-  for (size_t i = 0; i < s.top_nodes.size(); ++i) {
-    const auto& n = s.top_nodes[i];
-    j += std::string(i ? ", " : "") + "{\"index\": " + std::to_string(n.index) +
-         ", \"name\": " + json_string(n.name) + ", \"op_type\": " + json_string(n.op_type) +
-         ", \"ms_per_run\": " + json_number(n.ms_per_run) + ", \"share\": " + json_number(n.share) +
-         ", \"kernel\": " + json_string(n.kernel) + "}";
-  }
-  j += "], \"subgraph_nodes\": [";
-  for (size_t i = 0; i < s.top_subgraph_nodes.size(); ++i) {
-    const auto& n = s.top_subgraph_nodes[i];
-    j += std::string(i ? ", " : "") + "{\"index\": " + std::to_string(n.index) +
-         ", \"name\": " + json_string(n.name) + ", \"op_type\": " + json_string(n.op_type) +
-         ", \"ms_per_run\": " + json_number(n.ms_per_run) + ", \"calls_per_run\": " +
-         json_number(n.calls_per_run) + ", \"share\": " + json_number(n.share) +
-         ", \"kernel\": " + json_string(n.kernel) + "}";
-  }
-  return j + "]}";
+  j += "], \"top_nodes\": " + nodes_json(s.top_nodes, false);
+  j += ", \"subgraph_nodes\": " + nodes_json(s.top_subgraph_nodes, true);
+  return j + "}";
 }
 
 }  // namespace osprey::cli
