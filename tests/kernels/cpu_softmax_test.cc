@@ -1,4 +1,4 @@
-// Softmax / LogSoftmax on oneDNN against the reference kernels: opset 11 (2-D coercion at
+// Softmax / LogSoftmax (row, middle-axis and oneDNN forms) against the reference kernels: opset 11 (2-D coercion at
 // `axis`) and 13 (one axis), last and middle axes, masked rows (-1e9 like attention masks),
 // one and two threads.
 #include <gtest/gtest.h>
@@ -17,7 +17,8 @@ struct Case {
 TEST(CpuSoftmax, MatchesReferenceOnAxesAndOpsets) {
   const std::vector<Case> cases = {{{1, 12, 16, 16}, 13, -1}, {{2, 3, 5}, 13, 1},  {{2, 3, 5}, 13, 0},
                                    {{4, 7}, 11, 1},           {{2, 3, 4, 5}, 11, 2}, {{3, 1000}, 13, -1},
-                                   {{2, 3, 4}, 11, 3},        {{1, 1, 1}, 13, -1}};
+                                   {{2, 3, 4}, 11, 3},        {{1, 1, 1}, 13, -1},
+                                   {{1, 85, 20, 20}, 13, 1},  {{2, 5, 33}, 13, 1}};
   ThreadPool pool2(2);
   for (const char* op : {"Softmax", "LogSoftmax"}) {
     for (const auto& c : cases) {

@@ -1,7 +1,8 @@
-// ReduceSum and ReduceMean, float32, on the vectorized row kernels when the reduced axes are one
-// consecutive run (size-1 axes ignored): x is then viewed as [outer, r, inner] and summed over
-// r in double: global average pooling of NHWC (axes 1,2), a sum over the sequence (axis 1), a
-// mean over the last axis. Other axis sets, the identity case (noop_with_empty_axes) and empty
+// ReduceSum, ReduceMean, ReduceMax and ReduceMin, float32, on the vectorized row kernels when
+// the reduced axes are one consecutive run (size-1 axes ignored): x is then viewed as
+// [outer, r, inner] and summed over r in double (global average pooling of NHWC (axes 1,2), a
+// sum over the sequence (axis 1), a mean over the last axis), or its extreme taken bit for bit
+// as the reference (a max over the channels of NCHW, over the last axis). Other axis sets, the identity case (noop_with_empty_axes) and empty
 // tensors run the reference kernel, which is also the oracle in the tests.
 #include <vector>
 
@@ -32,7 +33,9 @@ bool three_way_view(const Shape& shape, const std::vector<bool>& reduce, int64_t
   return true;
 }
 
-Status run(KernelContext& ctx, bool mean, int axes_input_since,
+enum class Reduce { kSum, kMean, kMax, kMin };
+
+Status run(KernelContext& ctx, Reduce op, int axes_input_since,
            Status (*reference)(KernelContext&)) {
   if (!ctx.has_input(0)) return reference(ctx);
   const Tensor& x = ctx.input(0);
@@ -55,19 +58,26 @@ Status run(KernelContext& ctx, bool mean, int axes_input_since,
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, out_shape));
   const float* in = x.data<float>();
   float* out = y.data<float>();
-  const double mult = mean ? 1.0 / static_cast<double>(r) : 1.0;
   const VectorIsa isa = best_vector_isa();
-  auto rows_fn = [&](int64_t b, int64_t e) { sum_middle_axis(isa, in, out, b, e, r, inner, mult); };
-  if (ctx.pool())
-    ctx.pool()->parallel_for(outer, r * inner, rows_fn);
-  else
-    rows_fn(0, outer);
+  if (op == Reduce::kMax || op == Reduce::kMin) {
+    const int64_t blocks = column_blocks(inner);
+    ctx.parallel_for(outer * blocks, r * (inner == 1 ? 1 : 16), [&](int64_t b, int64_t e) {
+      extreme_middle_axis(isa, in, out, r, inner, b, e, op == Reduce::kMin);
+    });
+    return Status::Ok();
+  }
+  const double mult = op == Reduce::kMean ? 1.0 / static_cast<double>(r) : 1.0;
+  ctx.parallel_for(outer, r * inner, [&](int64_t b, int64_t e) {
+    sum_middle_axis(isa, in, out, b, e, r, inner, mult);
+  });
   return Status::Ok();
 }
 
 }  // namespace
 
-Status reduce_sum(KernelContext& ctx) { return run(ctx, false, 13, &ref::reduce_sum); }
-Status reduce_mean(KernelContext& ctx) { return run(ctx, true, 18, &ref::reduce_mean); }
+Status reduce_sum(KernelContext& ctx) { return run(ctx, Reduce::kSum, 13, &ref::reduce_sum); }
+Status reduce_mean(KernelContext& ctx) { return run(ctx, Reduce::kMean, 18, &ref::reduce_mean); }
+Status reduce_max(KernelContext& ctx) { return run(ctx, Reduce::kMax, 18, &ref::reduce_max); }
+Status reduce_min(KernelContext& ctx) { return run(ctx, Reduce::kMin, 18, &ref::reduce_min); }
 
 }  // namespace osprey::cpu

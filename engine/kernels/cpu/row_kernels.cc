@@ -88,6 +88,8 @@ OSPREY_INLINE void instance_norm_impl(const float* x, float* y, int64_t rows, in
 
 // Columns summed per pass over the reduced rows: 512 doubles (4 KiB) of accumulators.
 constexpr int64_t kColumnTile = 512;
+// Columns per unit of work of the middle-axis kernels (middle_axis.inc): one AVX-512 vector.
+constexpr int64_t kColumnBlock = 16;
 
 OSPREY_INLINE void sum_middle_impl(const float* x, float* y, int64_t o_begin, int64_t o_end,
                                    int64_t r, int64_t inner, double mult) {
@@ -294,6 +296,7 @@ OSPREY_INLINE void gelu_impl(const float* x, float* y, int64_t n, bool tanh_form
 }
 
 #include "kernels/cpu/recurrent_cells.inc"
+#include "kernels/cpu/middle_axis.inc"
 
 // W one-byte values (uint8 or int8, T) at p as W int32 lanes (I), and back. Written as element
 // loops through an int32 array, which GCC's SLP vectorizer turns into vpmovzx / vpack
@@ -865,6 +868,26 @@ struct QLinearAddKernel {
     qlinear_add_impl<F, I>(a, b, y, n, p);
   }
 };
+struct SoftmaxMiddleKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(A... a) {
+    softmax_middle_impl<F, I>(a...);
+  }
+};
+struct ExtremeMiddleKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(bool min, A... a) {
+    if (min) extreme_middle_impl<F, I, true>(a...);
+    else extreme_middle_impl<F, I, false>(a...);
+  }
+};
+struct ExtremeRowsKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(bool min, A... a) {
+    if (min) extreme_rows_impl<F, I, true>(a...);
+    else extreme_rows_impl<F, I, false>(a...);
+  }
+};
 struct SoftmaxKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(A... a) {
@@ -958,6 +981,21 @@ void sum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t o_begin, i
 void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float* mask,
                   int64_t mask_row_stride, int64_t mask_key_stride, float* inv_sums) {
   dispatch<SoftmaxKernel>(isa, s, rows, n, mask, mask_row_stride, mask_key_stride, inv_sums);
+}
+
+int64_t column_blocks(int64_t inner) { return (inner + kColumnBlock - 1) / kColumnBlock; }
+
+void softmax_middle_axis(VectorIsa isa, const float* x, float* y, int64_t n, int64_t inner,
+                         int64_t block_begin, int64_t block_end, bool log) {
+  dispatch<SoftmaxMiddleKernel>(isa, x, y, n, inner, block_begin, block_end, log);
+}
+
+void extreme_middle_axis(VectorIsa isa, const float* x, float* y, int64_t r, int64_t inner,
+                         int64_t block_begin, int64_t block_end, bool min) {
+  if (inner == 1)
+    dispatch<ExtremeRowsKernel>(isa, min, x, y, block_begin, block_end, r);
+  else
+    dispatch<ExtremeMiddleKernel>(isa, min, x, y, r, inner, block_begin, block_end);
 }
 
 void sigmoid(VectorIsa isa, const float* x, float* y, int64_t n) {

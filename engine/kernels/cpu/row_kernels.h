@@ -32,6 +32,25 @@ void instance_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, i
 void sum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t o_begin, int64_t o_end,
                      int64_t r, int64_t inner, double mult);
 
+// The middle-axis kernels below view x as [outer, n, inner] and hand out their work in blocks
+// of up to 16 consecutive columns (o, i) of one o: column_blocks(inner) blocks per o, block
+// b covering o = b / column_blocks(inner). With inner 1 a block is one column (one row of n).
+int64_t column_blocks(int64_t inner);
+
+// Softmax (LogSoftmax with `log`) along the middle axis (inner > 1) for the columns of blocks
+// [block_begin, block_end): y[o, k, i] = e^(x[o, k, i] - max) / sum over k (or x - max - log
+// sum), exp as softmax_rows' and sums in float; a column holding NaN, or all -inf, gives NaN.
+// x and y may be the same array.
+void softmax_middle_axis(VectorIsa isa, const float* x, float* y, int64_t n, int64_t inner,
+                         int64_t block_begin, int64_t block_end, bool log);
+
+// ReduceMax (ReduceMin with `min`) along the middle axis (n = r elements): y[o, i] = the
+// extreme of x[o, k, i] over k < r >= 1, for the columns of blocks [block_begin, block_end)
+// (with inner 1: rows). Bit for bit the reference's: NaN propagates, and of +0 and -0 the first
+// in order stays. x and y must not overlap.
+void extreme_middle_axis(VectorIsa isa, const float* x, float* y, int64_t r, int64_t inner,
+                         int64_t block_begin, int64_t block_end, bool min);
+
 // Softmax in place over `rows` rows of n contiguous floats, after adding a mask when `mask` is
 // not null: row i, element k adds mask[i * mask_row_stride + k * mask_key_stride] (a stride of
 // 0 broadcasts). exp is a float polynomial (Cephes' expf, within 2 ulp); an element more than

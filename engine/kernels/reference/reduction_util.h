@@ -81,6 +81,8 @@ Status reduce_axes(const KernelContext& ctx, int axes_input_since, const Tensor&
 // cover to.
 Status reduce_sum(KernelContext& ctx);
 Status reduce_mean(KernelContext& ctx);
+Status reduce_max(KernelContext& ctx);
+Status reduce_min(KernelContext& ctx);
 Status layer_normalization(KernelContext& ctx);
 // What com.osprey LayerNormalization adds to the ONNX op's checks: float32 X, Scale and B, and
 // output Y only (fused.cc).
