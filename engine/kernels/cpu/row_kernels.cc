@@ -139,7 +139,7 @@ OSPREY_INLINE void store(float* p, F v) {
 }
 template <class F>
 OSPREY_INLINE F splat(float x) {
-  return F{} + x;
+  return x - F{};  // x in every lane, exactly (F{} + x would turn -0 into +0)
 }
 template <class F>
 OSPREY_INLINE F vmax(F a, F b) {
@@ -297,6 +297,39 @@ OSPREY_INLINE void gelu_impl(const float* x, float* y, int64_t n, bool tanh_form
 
 #include "kernels/cpu/recurrent_cells.inc"
 #include "kernels/cpu/middle_axis.inc"
+
+template <BinaryOp kOp, class F>
+OSPREY_INLINE F binary_of(F a, F b) {
+  if constexpr (kOp == BinaryOp::kAdd) return a + b;
+  else if constexpr (kOp == BinaryOp::kSub) return a - b;
+  else if constexpr (kOp == BinaryOp::kMul) return a * b;
+  else return a / b;
+}
+
+template <class F, BinaryOp kOp, bool kAVec, bool kBVec>
+OSPREY_INLINE void binary_row_impl(const float* a, const float* b, float* y, int64_t n) {
+  constexpr int W = kWidth<F>;
+  const float a0 = a[0], b0 = b[0];
+  const F as = splat<F>(a0), bs = splat<F>(b0);
+  int64_t k = 0;
+  for (; k + 2 * W <= n; k += 2 * W) {
+    const F r0 = binary_of<kOp>(kAVec ? load<F>(a + k) : as, kBVec ? load<F>(b + k) : bs);
+    const F r1 = binary_of<kOp>(kAVec ? load<F>(a + k + W) : as, kBVec ? load<F>(b + k + W) : bs);
+    store<F>(y + k, r0);
+    store<F>(y + k + W, r1);
+  }
+  for (; k + W <= n; k += W)
+    store<F>(y + k, binary_of<kOp>(kAVec ? load<F>(a + k) : as, kBVec ? load<F>(b + k) : bs));
+  for (; k < n; ++k) y[k] = binary_of<kOp>(kAVec ? a[k] : a0, kBVec ? b[k] : b0);
+}
+
+template <class F, BinaryOp kOp>
+OSPREY_INLINE void binary_row_op(const float* a, bool a_vec, const float* b, bool b_vec, float* y, int64_t n) {
+  if (a_vec && b_vec) binary_row_impl<F, kOp, true, true>(a, b, y, n);
+  else if (a_vec) binary_row_impl<F, kOp, true, false>(a, b, y, n);
+  else if (b_vec) binary_row_impl<F, kOp, false, true>(a, b, y, n);
+  else binary_row_impl<F, kOp, false, false>(a, b, y, n);
+}
 
 // W one-byte values (uint8 or int8, T) at p as W int32 lanes (I), and back. Written as element
 // loops through an int32 array, which GCC's SLP vectorizer turns into vpmovzx / vpack
@@ -868,6 +901,17 @@ struct QLinearAddKernel {
     qlinear_add_impl<F, I>(a, b, y, n, p);
   }
 };
+struct BinaryRowKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(BinaryOp op, A... a) {
+    switch (op) {
+      case BinaryOp::kAdd: return binary_row_op<F, BinaryOp::kAdd>(a...);
+      case BinaryOp::kSub: return binary_row_op<F, BinaryOp::kSub>(a...);
+      case BinaryOp::kMul: return binary_row_op<F, BinaryOp::kMul>(a...);
+      case BinaryOp::kDiv: return binary_row_op<F, BinaryOp::kDiv>(a...);
+    }
+  }
+};
 struct SoftmaxMiddleKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(A... a) {
@@ -981,6 +1025,11 @@ void sum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t o_begin, i
 void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float* mask,
                   int64_t mask_row_stride, int64_t mask_key_stride, float* inv_sums) {
   dispatch<SoftmaxKernel>(isa, s, rows, n, mask, mask_row_stride, mask_key_stride, inv_sums);
+}
+
+void binary_row(VectorIsa isa, BinaryOp op, const float* a, bool a_vec, const float* b, bool b_vec,
+                float* y, int64_t n) {
+  dispatch<BinaryRowKernel>(isa, op, a, a_vec, b, b_vec, y, n);
 }
 
 int64_t column_blocks(int64_t inner) { return (inner + kColumnBlock - 1) / kColumnBlock; }

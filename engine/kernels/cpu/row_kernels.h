@@ -109,6 +109,13 @@ void gru_update(VectorIsa isa, const float* x_h, const float* hrh, const float* 
 // RNN: h = tanh(x + hr).
 void rnn_cell(VectorIsa isa, const float* x, const float* hr, float* h, int64_t n, float clip);
 
+// Add, Sub, Mul and Div of two float runs: y[k] = a[k] op b[k] for k < n, where an input that
+// is not a vector (a_vec or b_vec false) is its one value a[0] (b[0]) throughout. Each element
+// is one float operation, as the reference's. y may be a or b (the same elements).
+enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+void binary_row(VectorIsa isa, BinaryOp op, const float* a, bool a_vec, const float* b, bool b_vec,
+                float* y, int64_t n);
+
 // *lo = min(0, x[0..n)), *hi = max(0, x[0..n)), NaNs skipped (DynamicQuantizeLinear's range).
 void min_max_row(VectorIsa isa, const float* x, int64_t n, float* lo, float* hi);
 

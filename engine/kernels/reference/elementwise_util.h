@@ -19,6 +19,11 @@ namespace osprey::ref {
 Status unary_sigmoid(KernelContext& ctx);
 Status unary_tanh(KernelContext& ctx);
 Status unary_exp(KernelContext& ctx);
+// The reference Add, Sub, Mul and Div (binary.cc): the CPU kernel hands them what it does not take.
+Status binary_add(KernelContext& ctx);
+Status binary_sub(KernelContext& ctx);
+Status binary_mul(KernelContext& ctx);
+Status binary_div(KernelContext& ctx);
 // com.osprey Gelu (fused.cc), the CPU kernel's oracle and fallback.
 Status gelu(KernelContext& ctx);
 
