@@ -5,9 +5,6 @@
 // and the calls handed to the reference (mixed types, shapes that do not broadcast).
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <limits>
-
 #include "cpu_test_harness.h"
 #include "kernels/cpu/row_kernels.h"
 
@@ -16,20 +13,6 @@ namespace {
 
 using cpu::BinaryOp;
 using cpu::VectorIsa;
-
-// Random values with zeros, NaN and infinities sprinkled in.
-Tensor awkward_tensor(const Shape& shape, uint32_t seed) {
-  Tensor t = random_tensor(shape, seed);
-  float* p = t.data<float>();
-  const float inf = std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    if (i % 41 == 7) p[i] = 0.0f;
-    else if (i % 67 == 13) p[i] = -0.0f;
-    else if (i % 89 == 3) p[i] = std::nanf("");
-    else if (i % 97 == 11) p[i] = (i % 2) ? inf : -inf;
-  }
-  return t;
-}
 
 TEST(CpuBinary, MatchesTheReferenceBitForBitOnBroadcastsAndThreads) {
   const std::vector<std::pair<Shape, Shape>> cases = {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -169,6 +170,22 @@ inline void expect_same_as_reference(const NodeRunner& ref, const NodeRunner& cp
     ASSERT_TRUE(got.ok()) << got.status().to_string();
     EXPECT_TRUE(same_bytes(*got, *want));
   }
+}
+
+// Seeded values in [-1, 1) (random_tensor's) with signed zeros, NaN and infinities sprinkled in:
+// the inputs on which an element-wise kernel must give the reference's bits.
+inline Tensor awkward_tensor(const Shape& shape, uint32_t seed) {
+  Tensor t = random_tensor(shape, seed);
+  float* p = t.data<float>();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (i % 41 == 7) p[i] = 0.0f;
+    else if (i % 67 == 13) p[i] = -0.0f;
+    else if (i % 89 == 3) p[i] = std::nanf("");
+    else if (i % 97 == 11) p[i] = (i % 2) ? inf : -inf;
+    else if (i % 31 == 5) p[i] *= 1e4f;
+  }
+  return t;
 }
 
 inline bool bit_equal(const Tensor& a, const Tensor& b) {

@@ -53,14 +53,19 @@ def save_inputs(tmp, model, feeds):
 
 
 def declared_inputs(path):
-    """Seeded N(0, 1) float32 feeds in the model's declared input shapes (every dim fixed), for
-    a model outside the zoo's cases (e.g. tools/bench/rnn_models.py's)."""
+    """Seeded feeds in the model's declared input shapes (every dim fixed), for a model outside
+    the zoo's cases (e.g. tools/bench/rnn_models.py's): float32 N(0, 1), int64 ids in [0, 1000)
+    (in range for an embedding table or a gather's axis of that size), bool coin flips."""
     rng = np.random.default_rng(0)
     feeds = {}
+    makers = {"tensor(float)": lambda s: rng.standard_normal(s).astype(np.float32),
+              "tensor(int64)": lambda s: rng.integers(0, 1000, s, dtype=np.int64),
+              "tensor(bool)": lambda s: rng.integers(0, 2, s).astype(bool)}
     for i in ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).get_inputs():
-        if i.type != "tensor(float)" or not all(isinstance(d, int) for d in i.shape):
-            sys.exit(f"{path}: input {i.name} is {i.type} {i.shape}; only fixed float32 inputs can be made up")
-        feeds[i.name] = rng.standard_normal(i.shape).astype(np.float32)
+        if i.type not in makers or not all(isinstance(d, int) for d in i.shape):
+            sys.exit(f"{path}: input {i.name} is {i.type} {i.shape}; only fixed float32, int64 and bool inputs "
+                     "can be made up")
+        feeds[i.name] = makers[i.type](i.shape)
     return "declared", feeds
 
 

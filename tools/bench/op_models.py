@@ -47,6 +47,27 @@ MODELS = {
                        [floats([1, 1, 2, 2], "s")]),
     "resize_linear": (node("Resize", ["x", "", "s"], mode="linear"), [("x", [1, 64, 80, 80])],
                       [floats([1, 1, 2, 2], "s")]),
+    "transpose_head": (node("Transpose", ["x"], perm=[0, 1, 3, 4, 2]), [("x", [1, 3, 85, 40, 40])], []),
+    "split": (helper.make_node("Split", ["x", "sp"], ["y", "y2"], axis=1), [("x", [1, 256, 40, 40])],
+              [ints([128, 128], "sp")]),
+    "gather_rows": (node("Gather", ["w", "i"], axis=0), [("i", [1, 128])], []),
+    "where": (node("Where", ["c", "x", "b"]), [("x", [1, 12, 128, 128]), ("b", [1, 12, 128, 128])], []),
+    "relu": (node("Relu", ["x"]), [("x", [1, 128, 80, 80])], []),
+    "leaky_relu": (node("LeakyRelu", ["x"], alpha=0.1), [("x", [1, 128, 80, 80])], []),
+    "clip": (node("Clip", ["x", "lo", "hi"]), [("x", [1, 128, 80, 80])], [floats(0.0, "lo"), floats(6.0, "hi")]),
+    "sqrt": (node("Sqrt", ["x"]), [("x", [1, 128, 80, 80])], []),
+    "pow2": (node("Pow", ["x", "e"]), [("x", [1, 128, 80, 80])], [floats(2.0, "e")]),
+    "erf": (node("Erf", ["x"]), [("x", [1, 128, 3072])], []),
+    "argmax": (node("ArgMax", ["x"], axis=1, keepdims=0), [("x", [1, 80, 8400])], []),
+    "gap": (node("GlobalAveragePool", ["x"]), [("x", [1, 512, 20, 20])], []),
+    "avgpool": (node("AveragePool", ["x"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1]),
+                [("x", [1, 64, 80, 80])], []),
+    "batchnorm": (node("BatchNormalization", ["x", "s", "b", "m", "v"]), [("x", [1, 64, 80, 80])],
+                  [floats(np.ones(64), "s"), floats(np.zeros(64), "b"), floats(np.zeros(64), "m"),
+                   floats(np.ones(64), "v")]),
+    "cast_half": (node("Cast", ["x"], to=TensorProto.FLOAT16), [("x", [1, 128, 80, 80])], []),
+    "max2": (node("Max", ["x", "b"]), [("x", [1, 128, 80, 80]), ("b", [1, 128, 80, 80])], []),
+    "hardsigmoid": (node("HardSigmoid", ["x"]), [("x", [1, 128, 80, 80])], []),
 }
 
 
@@ -57,9 +78,16 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for name, (n, inputs, inits) in MODELS.items():
-        graph = helper.make_graph(
-            [n], name, [helper.make_tensor_value_info(i, TensorProto.FLOAT, s) for i, s in inputs],
-            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+        inits = list(inits)
+        if name == "gather_rows":  # an embedding table; int64 token ids
+            inits.append(floats(np.random.default_rng(0).standard_normal((30522, 768)), "w"))
+        declared = [helper.make_tensor_value_info(i, TensorProto.INT64 if name == "gather_rows" else TensorProto.FLOAT, s)
+                    for i, s in inputs]
+        if name == "where":
+            declared.append(helper.make_tensor_value_info("c", TensorProto.BOOL, [1, 1, 1, 128]))
+        out_type = {"argmax": TensorProto.INT64, "cast_half": TensorProto.FLOAT16}.get(name, TensorProto.FLOAT)
+        outputs = [helper.make_tensor_value_info(o, out_type, None) for o in n.output]
+        graph = helper.make_graph([n], name, declared, outputs, inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         model.ir_version = 8
         onnx.save(model, out / f"{name}.onnx")

@@ -297,6 +297,7 @@ OSPREY_INLINE void gelu_impl(const float* x, float* y, int64_t n, bool tanh_form
 
 #include "kernels/cpu/recurrent_cells.inc"
 #include "kernels/cpu/middle_axis.inc"
+#include "kernels/cpu/unary_rows.inc"
 
 template <BinaryOp kOp, class F>
 OSPREY_INLINE F binary_of(F a, F b) {
@@ -901,6 +902,12 @@ struct QLinearAddKernel {
     qlinear_add_impl<F, I>(a, b, y, n, p);
   }
 };
+struct UnaryRowKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(A... a) {
+    unary_row_impl<F, I>(a...);
+  }
+};
 struct BinaryRowKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(BinaryOp op, A... a) {
@@ -1025,6 +1032,10 @@ void sum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t o_begin, i
 void softmax_rows(VectorIsa isa, float* s, int64_t rows, int64_t n, const float* mask,
                   int64_t mask_row_stride, int64_t mask_key_stride, float* inv_sums) {
   dispatch<SoftmaxKernel>(isa, s, rows, n, mask, mask_row_stride, mask_key_stride, inv_sums);
+}
+
+void unary_row(VectorIsa isa, UnaryOp op, const float* x, float* y, int64_t n, float alpha, float beta) {
+  dispatch<UnaryRowKernel>(isa, op, x, y, n, alpha, beta);
 }
 
 void binary_row(VectorIsa isa, BinaryOp op, const float* a, bool a_vec, const float* b, bool b_vec,

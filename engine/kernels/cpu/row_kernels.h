@@ -109,6 +109,14 @@ void gru_update(VectorIsa isa, const float* x_h, const float* hrh, const float* 
 // RNN: h = tanh(x + hr).
 void rnn_cell(VectorIsa isa, const float* x, const float* hr, float* h, int64_t n, float clip);
 
+// Element-wise float ops over n floats, y[k] = op(x[k]), each the reference's float arithmetic
+// in its order, so bit for bit its result: LeakyRelu (alpha), Sqrt, HardSigmoid (alpha, beta;
+// NaN gives 1 as there), HardSwish, Abs, Neg, Reciprocal; Erf is a polynomial within 2e-7 of
+// std::erf (relative below |x| 1, absolute above). x and y may be the same array.
+enum class UnaryOp { kLeakyRelu, kSqrt, kErf, kHardSigmoid, kHardSwish, kAbs, kNeg, kReciprocal };
+void unary_row(VectorIsa isa, UnaryOp op, const float* x, float* y, int64_t n, float alpha = 0,
+               float beta = 0);
+
 // Add, Sub, Mul and Div of two float runs: y[k] = a[k] op b[k] for k < n, where an input that
 // is not a vector (a_vec or b_vec false) is its one value a[0] (b[0]) throughout. Each element
 // is one float operation, as the reference's. y may be a or b (the same elements).

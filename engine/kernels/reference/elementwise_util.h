@@ -15,10 +15,18 @@
 
 namespace osprey::ref {
 
-// The reference Sigmoid (unary.cc): the CPU kernel hands it what it does not take.
+// The reference unary kernels (unary.cc): the CPU kernels hand them what they do not take.
 Status unary_sigmoid(KernelContext& ctx);
 Status unary_tanh(KernelContext& ctx);
 Status unary_exp(KernelContext& ctx);
+Status unary_leaky_relu(KernelContext& ctx);
+Status unary_sqrt(KernelContext& ctx);
+Status unary_erf(KernelContext& ctx);
+Status unary_hard_sigmoid(KernelContext& ctx);
+Status unary_hardswish(KernelContext& ctx);
+Status unary_abs(KernelContext& ctx);
+Status unary_neg(KernelContext& ctx);
+Status unary_reciprocal(KernelContext& ctx);
 // The reference Add, Sub, Mul and Div (binary.cc): the CPU kernel hands them what it does not take.
 Status binary_add(KernelContext& ctx);
 Status binary_sub(KernelContext& ctx);
