@@ -1,9 +1,11 @@
-// Add, Sub, Mul and Div on the CPU binary kernel against the reference, bit for bit: same
+// Add, Sub, Mul, Div, Max and Min on the CPU binary kernel against the reference, bit for bit: same
 // shapes, per-channel and per-row operands, scalars on either side, both sides broadcast,
 // size-1 and missing dimensions, rows long enough to be split into pieces, empty outputs,
 // NaN, infinities and zero divisors, one and two threads, every ISA variant of the row kernel;
 // and the calls handed to the reference (mixed types, shapes that do not broadcast).
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "cpu_test_harness.h"
 #include "kernels/cpu/row_kernels.h"
@@ -22,7 +24,7 @@ TEST(CpuBinary, MatchesTheReferenceBitForBitOnBroadcastsAndThreads) {
       {{5}, {5}},                           {{1, 1, 1}, {1}},                   {{2, 0, 3}, {1, 3}},
       {{6, 1, 7, 1}, {6, 5, 7, 3}},         {{2, 3, 4, 5}, {3, 1, 5}}};
   ThreadPool pool2(2);
-  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
     for (const auto& [sa, sb] : cases) {
       SCOPED_TRACE(std::string(op) + " " + shape_to_string(sa) + " " + shape_to_string(sb));
       const std::vector<Tensor> in = {awkward_tensor(sa, 3), awkward_tensor(sb, 5)};
@@ -35,7 +37,7 @@ TEST(CpuBinary, MatchesTheReferenceBitForBitOnBroadcastsAndThreads) {
 
 TEST(CpuBinary, RowKernelMatchesScalarArithmeticOnEveryIsa) {
   for (VectorIsa isa : runnable_isas()) {
-    for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv}) {
+    for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv, BinaryOp::kMax, BinaryOp::kMin}) {
       for (int64_t n : {1, 15, 16, 33, 100}) {
         for (int pattern = 0; pattern < 4; ++pattern) {
           const bool a_vec = pattern & 1, b_vec = pattern & 2;
@@ -47,10 +49,14 @@ TEST(CpuBinary, RowKernelMatchesScalarArithmeticOnEveryIsa) {
           int64_t wrong = 0;
           for (int64_t k = 0; k < n; ++k) {
             const float x = a.data<float>()[a_vec ? k : 0], z = b.data<float>()[b_vec ? k : 0];
+            const bool nan = std::isnan(x) || std::isnan(z);
             const float want = op == BinaryOp::kAdd   ? x + z
                                : op == BinaryOp::kSub ? x - z
                                : op == BinaryOp::kMul ? x * z
-                                                      : x / z;
+                               : op == BinaryOp::kDiv ? x / z
+                               : nan                  ? (std::isnan(x) ? x : z)
+                               : op == BinaryOp::kMax ? (x < z ? z : x)
+                                                      : (z < x ? z : x);
             wrong += std::bit_cast<uint32_t>(want) != std::bit_cast<uint32_t>(y[static_cast<size_t>(k)]);
           }
           EXPECT_EQ(wrong, 0);
@@ -70,6 +76,13 @@ TEST(CpuBinary, MixedTypesAndBadShapesGetTheReferenceErrors) {
   EXPECT_NE(bad.status().message().find("broadcast"), std::string::npos) << bad.status().to_string();
   NodeRunner legacy("Mul", "", 6, {{"broadcast", int_attr(1)}}, Device::cpu);
   EXPECT_FALSE(legacy.found());  // opsets before 7 stay on the reference
+  // Max and Min of one or three inputs run the reference.
+  NodeRunner max_ref("Max", "", 13, {}, Device::ref);
+  NodeRunner max_cpu("Max", "", 13, {}, Device::cpu);
+  ThreadPool pool2(2);
+  expect_same_as_reference(max_ref, max_cpu, {awkward_tensor({2, 3}, 1)}, &pool2);
+  expect_same_as_reference(max_ref, max_cpu, {awkward_tensor({2, 3}, 1), awkward_tensor({3}, 2), awkward_tensor({2, 1}, 3)},
+                           &pool2);
 }
 
 }  // namespace

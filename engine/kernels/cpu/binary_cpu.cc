@@ -1,4 +1,5 @@
-// Add, Sub, Mul and Div over two float32 inputs (opset 7 on: numpy broadcasting) on the
+// Add, Sub, Mul and Div over two float32 inputs (opset 7 on: numpy broadcasting), and Max and
+// Min over two (opset 8 on; other input counts go to the reference), on the
 // vectorized binary row kernel, split across the session's threads. The broadcast is first
 // reduced to as few dimensions as it has: size-1 output dimensions are dropped and neighbours in
 // which each input is either whole or broadcast alike are merged, so that a per-channel bias on
@@ -122,5 +123,7 @@ Status add(KernelContext& ctx) { return run(ctx, BinaryOp::kAdd, &ref::binary_ad
 Status sub(KernelContext& ctx) { return run(ctx, BinaryOp::kSub, &ref::binary_sub); }
 Status mul(KernelContext& ctx) { return run(ctx, BinaryOp::kMul, &ref::binary_mul); }
 Status div(KernelContext& ctx) { return run(ctx, BinaryOp::kDiv, &ref::binary_div); }
+Status max(KernelContext& ctx) { return run(ctx, BinaryOp::kMax, &ref::variadic_max); }
+Status min(KernelContext& ctx) { return run(ctx, BinaryOp::kMin, &ref::variadic_min); }
 
 }  // namespace osprey::cpu

@@ -299,37 +299,54 @@ OSPREY_INLINE void gelu_impl(const float* x, float* y, int64_t n, bool tanh_form
 #include "kernels/cpu/middle_axis.inc"
 #include "kernels/cpu/unary_rows.inc"
 
-template <BinaryOp kOp, class F>
+// Max and Min as the reference's: a NaN operand wins (a's when both are), and of equal values
+// (+0 and -0) a.
+template <BinaryOp kOp, class F, class I>
 OSPREY_INLINE F binary_of(F a, F b) {
   if constexpr (kOp == BinaryOp::kAdd) return a + b;
   else if constexpr (kOp == BinaryOp::kSub) return a - b;
   else if constexpr (kOp == BinaryOp::kMul) return a * b;
-  else return a / b;
+  else if constexpr (kOp == BinaryOp::kDiv) return a / b;
+  else {
+    F m;  // a where a is NaN
+    if constexpr (kOp == BinaryOp::kMax) m = a < b ? b : a;
+    else m = b < a ? b : a;
+    if constexpr (std::is_same_v<F, float>) {
+      return b != b && a == a ? b : m;
+    } else {
+      // b where only b is NaN, with no comparison: |bits| above infinity's makes
+      // 0x7f800000 - |bits| negative, its sign bit spread by the shift. GCC 12 lowered every
+      // form that combined a NaN comparison with the select one lane at a time.
+      const I ab = std::bit_cast<I>(a) & 0x7fffffff, bb = std::bit_cast<I>(b) & 0x7fffffff;
+      const I take_b = ((0x7f800000 - bb) & ~(0x7f800000 - ab)) >> 31;
+      return std::bit_cast<F>((std::bit_cast<I>(b) & take_b) | (std::bit_cast<I>(m) & ~take_b));
+    }
+  }
 }
 
-template <class F, BinaryOp kOp, bool kAVec, bool kBVec>
+template <class F, class I, BinaryOp kOp, bool kAVec, bool kBVec>
 OSPREY_INLINE void binary_row_impl(const float* a, const float* b, float* y, int64_t n) {
   constexpr int W = kWidth<F>;
   const float a0 = a[0], b0 = b[0];
   const F as = splat<F>(a0), bs = splat<F>(b0);
   int64_t k = 0;
   for (; k + 2 * W <= n; k += 2 * W) {
-    const F r0 = binary_of<kOp>(kAVec ? load<F>(a + k) : as, kBVec ? load<F>(b + k) : bs);
-    const F r1 = binary_of<kOp>(kAVec ? load<F>(a + k + W) : as, kBVec ? load<F>(b + k + W) : bs);
+    const F r0 = binary_of<kOp, F, I>(kAVec ? load<F>(a + k) : as, kBVec ? load<F>(b + k) : bs);
+    const F r1 = binary_of<kOp, F, I>(kAVec ? load<F>(a + k + W) : as, kBVec ? load<F>(b + k + W) : bs);
     store<F>(y + k, r0);
     store<F>(y + k + W, r1);
   }
   for (; k + W <= n; k += W)
-    store<F>(y + k, binary_of<kOp>(kAVec ? load<F>(a + k) : as, kBVec ? load<F>(b + k) : bs));
-  for (; k < n; ++k) y[k] = binary_of<kOp>(kAVec ? a[k] : a0, kBVec ? b[k] : b0);
+    store<F>(y + k, binary_of<kOp, F, I>(kAVec ? load<F>(a + k) : as, kBVec ? load<F>(b + k) : bs));
+  for (; k < n; ++k) y[k] = binary_of<kOp, float, int32_t>(kAVec ? a[k] : a0, kBVec ? b[k] : b0);
 }
 
-template <class F, BinaryOp kOp>
+template <class F, class I, BinaryOp kOp>
 OSPREY_INLINE void binary_row_op(const float* a, bool a_vec, const float* b, bool b_vec, float* y, int64_t n) {
-  if (a_vec && b_vec) binary_row_impl<F, kOp, true, true>(a, b, y, n);
-  else if (a_vec) binary_row_impl<F, kOp, true, false>(a, b, y, n);
-  else if (b_vec) binary_row_impl<F, kOp, false, true>(a, b, y, n);
-  else binary_row_impl<F, kOp, false, false>(a, b, y, n);
+  if (a_vec && b_vec) binary_row_impl<F, I, kOp, true, true>(a, b, y, n);
+  else if (a_vec) binary_row_impl<F, I, kOp, true, false>(a, b, y, n);
+  else if (b_vec) binary_row_impl<F, I, kOp, false, true>(a, b, y, n);
+  else binary_row_impl<F, I, kOp, false, false>(a, b, y, n);
 }
 
 // W one-byte values (uint8 or int8, T) at p as W int32 lanes (I), and back. Written as element
@@ -912,10 +929,12 @@ struct BinaryRowKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(BinaryOp op, A... a) {
     switch (op) {
-      case BinaryOp::kAdd: return binary_row_op<F, BinaryOp::kAdd>(a...);
-      case BinaryOp::kSub: return binary_row_op<F, BinaryOp::kSub>(a...);
-      case BinaryOp::kMul: return binary_row_op<F, BinaryOp::kMul>(a...);
-      case BinaryOp::kDiv: return binary_row_op<F, BinaryOp::kDiv>(a...);
+      case BinaryOp::kAdd: return binary_row_op<F, I, BinaryOp::kAdd>(a...);
+      case BinaryOp::kSub: return binary_row_op<F, I, BinaryOp::kSub>(a...);
+      case BinaryOp::kMul: return binary_row_op<F, I, BinaryOp::kMul>(a...);
+      case BinaryOp::kDiv: return binary_row_op<F, I, BinaryOp::kDiv>(a...);
+      case BinaryOp::kMax: return binary_row_op<F, I, BinaryOp::kMax>(a...);
+      case BinaryOp::kMin: return binary_row_op<F, I, BinaryOp::kMin>(a...);
     }
   }
 };

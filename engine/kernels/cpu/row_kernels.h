@@ -117,10 +117,11 @@ enum class UnaryOp { kLeakyRelu, kSqrt, kErf, kHardSigmoid, kHardSwish, kAbs, kN
 void unary_row(VectorIsa isa, UnaryOp op, const float* x, float* y, int64_t n, float alpha = 0,
                float beta = 0);
 
-// Add, Sub, Mul and Div of two float runs: y[k] = a[k] op b[k] for k < n, where an input that
-// is not a vector (a_vec or b_vec false) is its one value a[0] (b[0]) throughout. Each element
-// is one float operation, as the reference's. y may be a or b (the same elements).
-enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+// Add, Sub, Mul, Div, Max and Min of two float runs: y[k] = a[k] op b[k] for k < n, where an
+// input that is not a vector (a_vec or b_vec false) is its one value a[0] (b[0]) throughout.
+// Each element is the reference's float operation (Max and Min: a NaN operand wins, a's when
+// both are; of +0 and -0, a), bit for bit. y may be a or b (the same elements).
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin };
 void binary_row(VectorIsa isa, BinaryOp op, const float* a, bool a_vec, const float* b, bool b_vec,
                 float* y, int64_t n);
 

@@ -27,11 +27,13 @@ Status unary_hardswish(KernelContext& ctx);
 Status unary_abs(KernelContext& ctx);
 Status unary_neg(KernelContext& ctx);
 Status unary_reciprocal(KernelContext& ctx);
-// The reference Add, Sub, Mul and Div (binary.cc): the CPU kernel hands them what it does not take.
+// The reference Add, Sub, Mul, Div, Max and Min (binary.cc): the CPU kernel hands them what it does not take.
 Status binary_add(KernelContext& ctx);
 Status binary_sub(KernelContext& ctx);
 Status binary_mul(KernelContext& ctx);
 Status binary_div(KernelContext& ctx);
+Status variadic_max(KernelContext& ctx);
+Status variadic_min(KernelContext& ctx);
 // com.osprey Gelu (fused.cc), the CPU kernel's oracle and fallback.
 Status gelu(KernelContext& ctx);
 
