@@ -112,8 +112,9 @@ void rnn_cell(VectorIsa isa, const float* x, const float* hr, float* h, int64_t 
 // Element-wise float ops over n floats, y[k] = op(x[k]), each the reference's float arithmetic
 // in its order, so bit for bit its result: LeakyRelu (alpha), Sqrt, HardSigmoid (alpha, beta;
 // NaN gives 1 as there), HardSwish, Abs, Neg, Reciprocal; Erf is a polynomial within 2e-7 of
-// std::erf (relative below |x| 1, absolute above). x and y may be the same array.
-enum class UnaryOp { kLeakyRelu, kSqrt, kErf, kHardSigmoid, kHardSwish, kAbs, kNeg, kReciprocal };
+// std::erf (relative below |x| 1, absolute above); Affine is alpha x + beta (fused where the ISA
+// has a multiply-add: BatchNormalization's per-channel map). x and y may be the same array.
+enum class UnaryOp { kLeakyRelu, kSqrt, kErf, kHardSigmoid, kHardSwish, kAbs, kNeg, kReciprocal, kAffine };
 void unary_row(VectorIsa isa, UnaryOp op, const float* x, float* y, int64_t n, float alpha = 0,
                float beta = 0);
 
