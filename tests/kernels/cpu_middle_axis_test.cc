@@ -1,8 +1,8 @@
-// The middle-axis kernels (Softmax / LogSoftmax along a middle axis, ReduceMax / ReduceMin)
-// against double oracles and the reference kernels: every ISA variant this CPU can run, column
-// counts around the vector width, the block size and the column tile, work split at odd block
-// boundaries, NaN, infinities and signed zeros, one and two threads, and the forms handed to
-// the reference.
+// The middle-axis kernels (Softmax / LogSoftmax along a middle axis, ReduceMax / ReduceMin,
+// ArgMax / ArgMin) against double oracles and the reference kernels: every ISA variant this
+// CPU can run, column counts around the vector width, the block size and the column tile, work
+// split at odd block boundaries, NaN, infinities, signed zeros and ties, one and two threads,
+// and the forms handed to the reference.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -200,6 +200,114 @@ TEST(CpuMiddleAxis, ReduceMaxIdentityEmptyAndBadAxesGoThroughTheReference) {
   auto r = bad.run({x});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("axes"), std::string::npos) << r.status().to_string();
+}
+
+}  // namespace
+}  // namespace osprey::testing
+
+namespace osprey::testing {
+namespace {
+
+// The reference's order for one column: NaN counts as the extreme; ties go to the first index
+// (the last with `last`).
+int64_t arg_oracle(const float* col, int64_t r, int64_t stride, bool min, bool last) {
+  int64_t best = 0;
+  float bv = col[0];
+  for (int64_t k = 1; k < r; ++k) {
+    const float v = col[k * stride];
+    const bool vnan = std::isnan(v), bnan = std::isnan(bv);
+    bool better, equal;
+    if (vnan || bnan) {
+      better = vnan && !bnan;
+      equal = vnan && bnan;
+    } else {
+      better = min ? v < bv : v > bv;
+      equal = v == bv;
+    }
+    if (better || (last && equal)) {
+      best = k;
+      bv = v;
+    }
+  }
+  return best;
+}
+
+TEST(CpuMiddleAxis, ArgExtremeMatchesTheReferenceOrderOnEveryIsa) {
+  const std::vector<View> views = {{1, 80, 840}, {2, 3, 5},  {1, 1, 40},  {3, 7, 17},  {1, 19, 513},
+                                   {2, 4, 1030}, {3, 100, 1}, {2, 33, 1}, {4, 1, 1}, {1, 2000, 1}};
+  const float inf = std::numeric_limits<float>::infinity();
+  for (VectorIsa isa : runnable_isas()) {
+    for (const View& v : views) {
+      for (bool min : {false, true}) {
+        for (bool last : {false, true}) {
+          SCOPED_TRACE(view_name(isa, v) + (min ? " min" : " max") + (last ? " last" : " first"));
+          Tensor x = random_tensor({v.outer, v.n, v.inner}, 29);
+          float* p = x.data<float>();
+          // Coarse values make ties; some NaNs and infinities; one column (row) of signed zeros
+          // and the opposite infinity, one of NaNs only.
+          for (int64_t i = 0; i < x.numel(); ++i) {
+            p[i] = std::round(p[i] * 4.0f);
+            if (i % 101 == 5) p[i] = std::nanf("");
+            else if (i % 59 == 3) p[i] = min ? -inf : inf;
+          }
+          const int64_t zero_col = v.inner > 2 ? 2 : 0;
+          for (int64_t k = 0; k < v.n; ++k) {
+            p[k * v.inner + zero_col] = k % 2 ? -0.0f : (k % 3 ? 0.0f : (min ? inf : -inf));
+            if (v.inner > 3) p[k * v.inner + 3] = std::nanf("");
+          }
+          std::vector<int64_t> y(static_cast<size_t>(v.outer * v.inner), -7);
+          in_three_parts(v.outer * cpu::column_blocks(v.inner), [&](int64_t b, int64_t e) {
+            cpu::arg_extreme_middle_axis(isa, p, y.data(), v.n, v.inner, b, e, min, last);
+          });
+          int64_t wrong = 0;
+          for (int64_t o = 0; o < v.outer; ++o)
+            for (int64_t i = 0; i < v.inner; ++i)
+              wrong += y[static_cast<size_t>(o * v.inner + i)] !=
+                       arg_oracle(p + o * v.n * v.inner + i, v.n, v.inner, min, last);
+          EXPECT_EQ(wrong, 0);
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuMiddleAxis, ArgMaxAndArgMinMatchTheReferenceOnAxesKeepdimsOpsetsAndThreads) {
+  struct Case {
+    Shape shape;
+    int64_t axis, keepdims;
+  };
+  const std::vector<Case> cases = {{{1, 80, 20, 21}, 1, 1}, {{4, 1000}, -1, 0}, {{2, 3, 4}, 0, 1},
+                                   {{2, 3, 4}, 2, 0},       {{5}, 0, 1},         {{3, 1, 7}, 1, 0}};
+  ThreadPool pool2(2);
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    for (int opset : {11, 13}) {
+      for (int64_t last : {0, 1}) {
+        if (opset < 12 && last) continue;
+        for (const auto& c : cases) {
+          SCOPED_TRACE(std::string(op) + " opset " + std::to_string(opset) + " " + shape_to_string(c.shape) +
+                       " axis " + std::to_string(c.axis) + " last " + std::to_string(last));
+          Attrs attrs = {{"axis", int_attr(c.axis)}, {"keepdims", int_attr(c.keepdims)}};
+          if (opset >= 12) attrs["select_last_index"] = int_attr(last);
+          Tensor x = random_tensor(c.shape, 43);
+          for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::round(x.data<float>()[i] * 3.0f);
+          NodeRunner ref(op, "", opset, attrs, Device::ref);
+          NodeRunner fast(op, "", opset, attrs, Device::cpu);
+          expect_same_as_reference(ref, fast, {x}, &pool2);
+        }
+      }
+    }
+  }
+  NodeRunner empty_ref("ArgMax", "", 13, {{"axis", int_attr(1)}}, Device::ref);
+  NodeRunner empty("ArgMax", "", 13, {{"axis", int_attr(1)}}, Device::cpu);
+  auto want = empty_ref.run({Tensor(DType::kFloat32, {2, 0, 3})});
+  auto got = empty.run({Tensor(DType::kFloat32, {2, 0, 3})});
+  ASSERT_FALSE(want.ok());
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().message(), want.status().message());
+  NodeRunner bad("ArgMax", "", 13, {{"axis", int_attr(3)}}, Device::cpu);
+  auto r = bad.run({random_tensor({2, 3}, 1)});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("axis"), std::string::npos) << r.status().to_string();
 }
 
 }  // namespace

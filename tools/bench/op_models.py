@@ -59,6 +59,7 @@ MODELS = {
     "pow2": (node("Pow", ["x", "e"]), [("x", [1, 128, 80, 80])], [floats(2.0, "e")]),
     "erf": (node("Erf", ["x"]), [("x", [1, 128, 3072])], []),
     "argmax": (node("ArgMax", ["x"], axis=1, keepdims=0), [("x", [1, 80, 8400])], []),
+    "argmax_last": (node("ArgMax", ["x"], axis=-1, keepdims=0), [("x", [64, 8192])], []),
     "gap": (node("GlobalAveragePool", ["x"]), [("x", [1, 512, 20, 20])], []),
     "avgpool": (node("AveragePool", ["x"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1]),
                 [("x", [1, 64, 80, 80])], []),
@@ -85,7 +86,8 @@ def main():
                     for i, s in inputs]
         if name == "where":
             declared.append(helper.make_tensor_value_info("c", TensorProto.BOOL, [1, 1, 1, 128]))
-        out_type = {"argmax": TensorProto.INT64, "cast_half": TensorProto.FLOAT16}.get(name, TensorProto.FLOAT)
+        out_type = {"argmax": TensorProto.INT64, "argmax_last": TensorProto.INT64,
+                    "cast_half": TensorProto.FLOAT16}.get(name, TensorProto.FLOAT)
         outputs = [helper.make_tensor_value_info(o, out_type, None) for o in n.output]
         graph = helper.make_graph([n], name, declared, outputs, inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])

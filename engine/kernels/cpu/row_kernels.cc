@@ -938,6 +938,19 @@ struct BinaryRowKernel {
     }
   }
 };
+struct ArgExtremeKernel {
+  template <class F, class I>
+  OSPREY_INLINE static void run(bool min, const float* x, int64_t* y, int64_t r, int64_t inner, int64_t b_begin,
+                                int64_t b_end, bool last) {
+    if (inner == 1) {
+      if (min) arg_extreme_rows_impl<F, I, true>(x, y, b_begin, b_end, r, last);
+      else arg_extreme_rows_impl<F, I, false>(x, y, b_begin, b_end, r, last);
+    } else {
+      if (min) arg_extreme_middle_impl<F, I, true>(x, y, r, inner, b_begin, b_end, last);
+      else arg_extreme_middle_impl<F, I, false>(x, y, r, inner, b_begin, b_end, last);
+    }
+  }
+};
 struct SoftmaxMiddleKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(A... a) {
@@ -1075,6 +1088,11 @@ void extreme_middle_axis(VectorIsa isa, const float* x, float* y, int64_t r, int
     dispatch<ExtremeRowsKernel>(isa, min, x, y, block_begin, block_end, r);
   else
     dispatch<ExtremeMiddleKernel>(isa, min, x, y, r, inner, block_begin, block_end);
+}
+
+void arg_extreme_middle_axis(VectorIsa isa, const float* x, int64_t* y, int64_t r, int64_t inner,
+                             int64_t block_begin, int64_t block_end, bool min, bool last) {
+  dispatch<ArgExtremeKernel>(isa, min, x, y, r, inner, block_begin, block_end, last);
 }
 
 void sigmoid(VectorIsa isa, const float* x, float* y, int64_t n) {

@@ -51,6 +51,13 @@ void softmax_middle_axis(VectorIsa isa, const float* x, float* y, int64_t n, int
 void extreme_middle_axis(VectorIsa isa, const float* x, float* y, int64_t r, int64_t inner,
                          int64_t block_begin, int64_t block_end, bool min);
 
+// ArgMax (ArgMin with `min`) along the middle axis (n = r elements, 1 <= r < 2^31): y[o, i] =
+// the index k of the extreme of x[o, k, i], for the columns of blocks [block_begin, block_end)
+// (with inner 1: rows). As the reference: a NaN counts as the extreme, and of equal values the
+// first index wins (the last with `last`: select_last_index).
+void arg_extreme_middle_axis(VectorIsa isa, const float* x, int64_t* y, int64_t r, int64_t inner,
+                             int64_t block_begin, int64_t block_end, bool min, bool last);
+
 // Softmax in place over `rows` rows of n contiguous floats, after adding a mask when `mask` is
 // not null: row i, element k adds mask[i * mask_row_stride + k * mask_key_stride] (a stride of
 // 0 broadcasts). exp is a float polynomial (Cephes' expf, within 2 ulp); an element more than
