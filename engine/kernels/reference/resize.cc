@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/reference/common.h"
+#include "kernels/reference/resize_plan.h"
 
 namespace osprey::ref {
 namespace {
@@ -41,14 +42,7 @@ struct ResizeParams {
   std::vector<double> roi;  // 2*rank: starts then ends (tf_crop_and_resize only)
 };
 
-// One axis: for each output index, `taps` input indices and weights, or "outside".
-struct AxisMap {
-  int taps = 1;
-  bool identity = true;
-  std::vector<int64_t> idx;
-  std::vector<double> w;
-  std::vector<uint8_t> outside;
-};
+using AxisMap = ResizeAxis;
 
 double original_coordinate(const ResizeParams& p, size_t axis, int64_t x, int64_t in_len) {
   const double scale = p.scales[axis];
@@ -303,18 +297,27 @@ Status interpolate(const KernelContext& ctx, const Tensor& x, Tensor& y,
   return Status::Ok();
 }
 
-Status run_resize(KernelContext& ctx, ResizeParams& p, const char* op) {
-  const Tensor& x = ctx.input(0);
-  const size_t rank = static_cast<size_t>(x.rank());
-  for (size_t a = 0; a < rank; ++a)
+Status check_empty_axes(const Tensor& x, const ResizeParams& p, const char* op) {
+  for (size_t a = 0; a < p.out_shape.size(); ++a)
     if (x.dim(static_cast<int64_t>(a)) == 0 && p.out_shape[a] != 0)
       return invalid_argument(op, ": cannot resize an empty axis ", a, " to length ",
                               p.out_shape[a]);
+  return Status::Ok();
+}
+
+std::vector<AxisMap> build_maps(const Tensor& x, const ResizeParams& p) {
+  std::vector<AxisMap> maps;
+  for (size_t a = 0; a < p.out_shape.size(); ++a)
+    maps.push_back(build_axis_map(p, a, x.dim(static_cast<int64_t>(a))));
+  return maps;
+}
+
+Status run_resize(KernelContext& ctx, ResizeParams& p, const char* op) {
+  const Tensor& x = ctx.input(0);
+  OSPREY_RETURN_IF_ERROR(check_empty_axes(x, p, op));
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), p.out_shape));
   if (y.numel() == 0) return Status::Ok();
-  std::vector<AxisMap> maps;
-  for (size_t a = 0; a < rank; ++a)
-    maps.push_back(build_axis_map(p, a, x.dim(static_cast<int64_t>(a))));
+  const std::vector<AxisMap> maps = build_maps(x, p);
   if (p.mode == Mode::kNearest) {
     if (x.dtype() == DType::kString) {
       nearest_gather<std::string>(x, y, maps, std::string());
@@ -371,21 +374,18 @@ Status shape_from_scales(const Tensor& x, ResizeParams& p) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Status resize(KernelContext& ctx) {
+// Resize's attributes and inputs into p.
+Status parse_resize(KernelContext& ctx, ResizeParams& p) {
   OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 0, 64));
   const Tensor& x = ctx.input(0);
   const size_t rank = static_cast<size_t>(x.rank());
   const int opset = ctx.opset();
-  ResizeParams p;
   OSPREY_RETURN_IF_ERROR(parse_mode(ctx.attr_string("mode", "nearest"), false, &p.mode));
   if (opset < 11) {
     if (p.mode == Mode::kCubic) return invalid_argument("mode 'cubic' needs opset 11");
     if (!ctx.has_input(1)) return invalid_argument("input 1 (scales) is required");
     OSPREY_RETURN_IF_ERROR(read_scales(ctx.input(1), rank, &p.scales));
-    OSPREY_RETURN_IF_ERROR(shape_from_scales(x, p));
-    return run_resize(ctx, p, "Resize");
+    return shape_from_scales(x, p);
   }
 
   const std::string ctm = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
@@ -460,14 +460,14 @@ Status resize(KernelContext& ctx) {
       }
     }
   }
-  return run_resize(ctx, p, "Resize");
+  return Status::Ok();
 }
 
-Status upsample(KernelContext& ctx) {
+// Upsample's attributes and inputs into p.
+Status parse_upsample(KernelContext& ctx, ResizeParams& p) {
   OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 0, 64));
   const Tensor& x = ctx.input(0);
   const size_t rank = static_cast<size_t>(x.rank());
-  ResizeParams p;
   OSPREY_RETURN_IF_ERROR(parse_mode(ctx.attr_string("mode", "nearest"), true, &p.mode));
   if (ctx.opset() >= 9) {
     if (!ctx.has_input(1)) return invalid_argument("input 1 (scales) is required");
@@ -477,8 +477,31 @@ Status upsample(KernelContext& ctx) {
     OSPREY_RETURN_IF_ERROR(
         read_scales(Tensor::from_vector(ctx.attr_floats("scales")), rank, &p.scales));
   }
-  OSPREY_RETURN_IF_ERROR(shape_from_scales(x, p));
+  return shape_from_scales(x, p);
+}
+
+}  // namespace
+
+Status resize(KernelContext& ctx) {
+  ResizeParams p;
+  OSPREY_RETURN_IF_ERROR(parse_resize(ctx, p));
+  return run_resize(ctx, p, "Resize");
+}
+
+Status upsample(KernelContext& ctx) {
+  ResizeParams p;
+  OSPREY_RETURN_IF_ERROR(parse_upsample(ctx, p));
   return run_resize(ctx, p, "Upsample");
+}
+
+Status resize_plan(KernelContext& ctx, bool upsample, ResizePlan* plan) {
+  ResizeParams p;
+  OSPREY_RETURN_IF_ERROR(upsample ? parse_upsample(ctx, p) : parse_resize(ctx, p));
+  OSPREY_RETURN_IF_ERROR(check_empty_axes(ctx.input(0), p, upsample ? "Upsample" : "Resize"));
+  plan->linear = p.mode == Mode::kLinear;
+  plan->out_shape = p.out_shape;
+  plan->axes = build_maps(ctx.input(0), p);
+  return Status::Ok();
 }
 
 }  // namespace osprey::ref
