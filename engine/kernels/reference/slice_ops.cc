@@ -77,7 +77,9 @@ Status slice(KernelContext& ctx) {
     strides[a] = in_strides[a] * (len > 1 ? step : 1);
     if (len > 0) base += start * in_strides[a];
   }
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), out));
+  // Every element is written below (strings too: assigned over their empty defaults).
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, x.dtype() == DType::kString ? ctx.new_output(0, x.dtype(), out)
+                                                                : ctx.new_output_uninitialized(0, x.dtype(), out));
   if (y.numel() == 0) return Status::Ok();
   return dispatch_elem(x.dtype(), "Slice", [&]<class E>() {
     copy_strided<E>(y.raw_data(), x.raw_data(), base, out, strides);

@@ -57,14 +57,28 @@ Status dispatch_elem(DType dtype, const char* what, F&& f) {
 // dst[i], i row-major over `shape`, = src[base + sum_d idx_d * strides[d]].
 // Strides may be zero (broadcast) or negative (reversed slices); the caller guarantees
 // every addressed element is inside src.
+// Dimensions that read on where the next one ends (strides[d] == shape[d+1] * strides[d+1])
+// are merged first, so that a slice of whole rows, or of whole channel planes, copies long
+// runs rather than one row at a time.
 template <class E>
-void copy_strided(void* dst, const void* src, int64_t base, const Shape& shape,
-                  const std::vector<int64_t>& strides) {
-  const int64_t n = shape_numel(shape);
+void copy_strided(void* dst, const void* src, int64_t base, const Shape& in_shape,
+                  const std::vector<int64_t>& in_strides) {
+  const int64_t n = shape_numel(in_shape);
   if (n <= 0) return;
-  if (shape.empty()) {
+  if (in_shape.empty()) {
     E::copy(dst, 0, src, base);
     return;
+  }
+  Shape shape = {in_shape.back()};
+  std::vector<int64_t> strides = {in_strides.back()};
+  for (size_t d = in_shape.size() - 1; d-- > 0;) {
+    if (in_shape[d] == 1) continue;
+    if (in_strides[d] == shape.front() * strides.front()) {
+      shape.front() *= in_shape[d];
+    } else {
+      shape.insert(shape.begin(), in_shape[d]);
+      strides.insert(strides.begin(), in_strides[d]);
+    }
   }
   const size_t r = shape.size();
   const int64_t inner = shape[r - 1], inner_stride = strides[r - 1];
