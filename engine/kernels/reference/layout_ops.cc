@@ -166,7 +166,9 @@ Status split(KernelContext& ctx) {
       s[static_cast<size_t>(axis)] = parts[static_cast<size_t>(i)];
       const int64_t row = parts[static_cast<size_t>(i)] * inner;
       if (ctx.output_requested(i)) {
-        OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(i, x.dtype(), s));
+        // Every element is copied in (strings assigned over their empty defaults).
+        OSPREY_ASSIGN_OR_RETURN(Tensor y, x.dtype() == DType::kString ? ctx.new_output(i, x.dtype(), s)
+                                                                      : ctx.new_output_uninitialized(i, x.dtype(), s));
         for (int64_t o = 0; o < outer; ++o) E::copy_n(y.raw_data(), o * row, x.raw_data(), o * in_row + col, row);
       }
       col += row;
