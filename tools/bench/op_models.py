@@ -69,6 +69,23 @@ MODELS = {
     "cast_half": (node("Cast", ["x"], to=TensorProto.FLOAT16), [("x", [1, 128, 80, 80])], []),
     "max2": (node("Max", ["x", "b"]), [("x", [1, 128, 80, 80]), ("b", [1, 128, 80, 80])], []),
     "hardsigmoid": (node("HardSigmoid", ["x"]), [("x", [1, 128, 80, 80])], []),
+    "prelu": (node("PRelu", ["x", "s"]), [("x", [1, 64, 80, 80])], [floats(np.full((64, 1, 1), 0.25), "s")]),
+    "elu": (node("Elu", ["x"]), [("x", [1, 128, 80, 80])], []),
+    "softplus": (node("Softplus", ["x"]), [("x", [1, 128, 80, 80])], []),
+    "log": (node("Log", ["x"]), [("x", [1, 128, 80, 80])], []),
+    "pow_half": (node("Pow", ["x", "e"]), [("x", [1, 128, 80, 80])], [floats(0.5, "e")]),
+    "sum3": (node("Sum", ["x", "b", "c"]), [("x", [1, 64, 80, 80]), ("b", [1, 64, 80, 80]), ("c", [1, 64, 80, 80])], []),
+    "expand": (node("Expand", ["x", "sh"]), [("x", [1, 64, 1, 80])], [ints([1, 64, 80, 80], "sh")]),
+    "tile": (node("Tile", ["x", "r"]), [("x", [1, 64, 40, 40])], [ints([1, 1, 2, 2], "r")]),
+    "reduce_l2": (node("ReduceL2", ["x"], axes=[1]), [("x", [1, 128, 80, 80])], []),
+    "logsumexp": (node("ReduceLogSumExp", ["x"], axes=[-1]), [("x", [1, 12, 128, 128])], []),
+    "depth_to_space": (node("DepthToSpace", ["x"], blocksize=2), [("x", [1, 256, 40, 40])], []),
+    "topk": (helper.make_node("TopK", ["x", "k"], ["y", "i"], axis=-1), [("x", [1, 8400])], [ints([100], "k")]),
+    "cumsum": (node("CumSum", ["x", "ax"]), [("x", [1, 128, 80, 80])], [ints(1, "ax")]),
+    "softsign": (node("Softsign", ["x"]), [("x", [1, 128, 80, 80])], []),
+    "gelu_op": (node("Gelu", ["x"]), [("x", [1, 128, 3072])], []),
+    "lpnorm": (node("LpNormalization", ["x"], axis=-1), [("x", [128, 768])], []),
+    "einsum": (node("Einsum", ["x", "b"], equation="bhid,bhjd->bhij"), [("x", [1, 12, 128, 64]), ("b", [1, 12, 128, 64])], []),
 }
 
 
@@ -88,9 +105,9 @@ def main():
             declared.append(helper.make_tensor_value_info("c", TensorProto.BOOL, [1, 1, 1, 128]))
         out_type = {"argmax": TensorProto.INT64, "argmax_last": TensorProto.INT64,
                     "cast_half": TensorProto.FLOAT16}.get(name, TensorProto.FLOAT)
-        outputs = [helper.make_tensor_value_info(o, out_type, None) for o in n.output]
+        outputs = [helper.make_tensor_value_info(o, TensorProto.INT64 if o == "i" else out_type, None) for o in n.output]
         graph = helper.make_graph([n], name, declared, outputs, inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20 if name == "gelu_op" else 17)])
         model.ir_version = 8
         onnx.save(model, out / f"{name}.onnx")
         print(out / f"{name}.onnx")

@@ -120,8 +120,12 @@ void rnn_cell(VectorIsa isa, const float* x, const float* hr, float* h, int64_t 
 // in its order, so bit for bit its result: LeakyRelu (alpha), Sqrt, HardSigmoid (alpha, beta;
 // NaN gives 1 as there), HardSwish, Abs, Neg, Reciprocal; Erf is a polynomial within 2e-7 of
 // std::erf (relative below |x| 1, absolute above); Affine is alpha x + beta (fused where the ISA
-// has a multiply-add: BatchNormalization's per-channel map). x and y may be the same array.
-enum class UnaryOp { kLeakyRelu, kSqrt, kErf, kHardSigmoid, kHardSwish, kAbs, kNeg, kReciprocal, kAffine };
+// has a multiply-add: BatchNormalization's per-channel map); Log (Cephes' logf), Softplus and Elu
+// (alpha; its e^x - 1 accurate near 0, as std::expm1) are within a few 1e-7 relative of the
+// reference's. x and y may be the same array.
+enum class UnaryOp {
+  kLeakyRelu, kSqrt, kErf, kHardSigmoid, kHardSwish, kAbs, kNeg, kReciprocal, kAffine, kLog, kSoftplus, kElu
+};
 void unary_row(VectorIsa isa, UnaryOp op, const float* x, float* y, int64_t n, float alpha = 0,
                float beta = 0);
 
