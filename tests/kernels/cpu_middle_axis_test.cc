@@ -1,7 +1,7 @@
 // The middle-axis kernels (Softmax / LogSoftmax along a middle axis, ReduceMax / ReduceMin,
-// ArgMax / ArgMin) against double oracles and the reference kernels: every ISA variant this
-// CPU can run, column counts around the vector width, the block size and the column tile, work
-// split at odd block boundaries, NaN, infinities, signed zeros and ties, one and two threads,
+// ArgMax / ArgMin, CumSum) against double oracles and the reference kernels: every ISA variant
+// this CPU can run, column counts around the vector width, the block size and the column tile,
+// work split at odd block boundaries, NaN, infinities, signed zeros and ties, one and two threads,
 // and the forms handed to the reference.
 #include <gtest/gtest.h>
 
@@ -306,6 +306,51 @@ TEST(CpuMiddleAxis, ArgMaxAndArgMinMatchTheReferenceOnAxesKeepdimsOpsetsAndThrea
   EXPECT_EQ(got.status().message(), want.status().message());
   NodeRunner bad("ArgMax", "", 13, {{"axis", int_attr(3)}}, Device::cpu);
   auto r = bad.run({random_tensor({2, 3}, 1)});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("axis"), std::string::npos) << r.status().to_string();
+}
+
+}  // namespace
+}  // namespace osprey::testing
+
+namespace osprey::testing {
+namespace {
+
+TEST(CpuMiddleAxis, CumSumMatchesTheReferenceBitForBitOnEveryIsa) {
+  const std::vector<View> views = {{1, 128, 640}, {2, 3, 5}, {3, 7, 17}, {1, 19, 513}, {2, 4, 1030}, {1, 1, 40}};
+  for (VectorIsa isa : runnable_isas()) {
+    for (const View& v : views) {
+      for (int form = 0; form < 4; ++form) {
+        const bool exclusive = form & 1, reverse = form & 2;
+        SCOPED_TRACE(view_name(isa, v) + " exclusive " + std::to_string(exclusive) + " reverse " + std::to_string(reverse));
+        const Tensor x = awkward_tensor({v.outer, v.n, v.inner}, 31);
+        Tensor y(DType::kFloat32, x.shape());
+        in_three_parts(v.outer * cpu::column_blocks(v.inner), [&](int64_t b, int64_t e) {
+          cpu::cumsum_middle_axis(isa, x.data<float>(), y.data<float>(), v.n, v.inner, b, e, exclusive, reverse);
+        });
+        auto want = run_single("CumSum", 14, {x, vec<int64_t>({1})},
+                               {{"exclusive", int_attr(exclusive)}, {"reverse", int_attr(reverse)}});
+        ASSERT_TRUE(want.ok()) << want.status().to_string();
+        EXPECT_TRUE(same_bytes(y, *want));
+      }
+    }
+  }
+}
+
+TEST(CpuMiddleAxis, CumSumNodeMatchesTheReferenceOnAxesAndThreads) {
+  ThreadPool pool2(2);
+  for (int64_t axis : {0, 1, -2, 2}) {
+    for (DType axis_type : {DType::kInt64, DType::kInt32}) {
+      SCOPED_TRACE("axis " + std::to_string(axis));
+      const Tensor x = random_tensor({3, 40, 33}, 5);
+      const Tensor ax = axis_type == DType::kInt64 ? vec<int64_t>({axis}) : vec<int32_t>({static_cast<int32_t>(axis)});
+      NodeRunner ref("CumSum", "", 14, {{"reverse", int_attr(1)}}, Device::ref);
+      NodeRunner fast("CumSum", "", 14, {{"reverse", int_attr(1)}}, Device::cpu);
+      expect_same_as_reference(ref, fast, {x, ax}, &pool2);
+    }
+  }
+  NodeRunner bad("CumSum", "", 14, {}, Device::cpu);
+  auto r = bad.run({random_tensor({3, 4}, 1), vec<int64_t>({5})});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("axis"), std::string::npos) << r.status().to_string();
 }

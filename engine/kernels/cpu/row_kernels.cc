@@ -951,6 +951,12 @@ struct ArgExtremeKernel {
     }
   }
 };
+struct CumSumKernel {
+  template <class F, class I, class... A>
+  OSPREY_INLINE static void run(A... a) {
+    cumsum_middle_impl(a...);
+  }
+};
 struct SoftmaxMiddleKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(A... a) {
@@ -1093,6 +1099,11 @@ void extreme_middle_axis(VectorIsa isa, const float* x, float* y, int64_t r, int
 void arg_extreme_middle_axis(VectorIsa isa, const float* x, int64_t* y, int64_t r, int64_t inner,
                              int64_t block_begin, int64_t block_end, bool min, bool last) {
   dispatch<ArgExtremeKernel>(isa, min, x, y, r, inner, block_begin, block_end, last);
+}
+
+void cumsum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t n, int64_t inner,
+                        int64_t block_begin, int64_t block_end, bool exclusive, bool reverse) {
+  dispatch<CumSumKernel>(isa, x, y, n, inner, block_begin, block_end, exclusive, reverse);
 }
 
 void sigmoid(VectorIsa isa, const float* x, float* y, int64_t n) {

@@ -58,6 +58,13 @@ void extreme_middle_axis(VectorIsa isa, const float* x, float* y, int64_t r, int
 void arg_extreme_middle_axis(VectorIsa isa, const float* x, int64_t* y, int64_t r, int64_t inner,
                              int64_t block_begin, int64_t block_end, bool min, bool last);
 
+// CumSum along the middle axis (inner > 1) for the columns of blocks [block_begin,
+// block_end), bit for bit the reference's: each column's running sum in double, rounded to
+// float at every step (exclusive: before the element is added; reverse: from the end). x and y
+// must not overlap.
+void cumsum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t n, int64_t inner,
+                        int64_t block_begin, int64_t block_end, bool exclusive, bool reverse);
+
 // Softmax in place over `rows` rows of n contiguous floats, after adding a mask when `mask` is
 // not null: row i, element k adds mask[i * mask_row_stride + k * mask_key_stride] (a stride of
 // 0 broadcasts). exp is a float polynomial (Cephes' expf, within 2 ulp); an element more than
