@@ -1,11 +1,13 @@
-"""Writes one-op models with the shapes they take in common vision networks (YOLO-style heads,
-U-Nets, GANs), for timing the engine's kernels for single ops against onnxruntime's; every input
-is a fixed-shape float32 that compare_ort.py makes up:
+"""Writes one-op models with the shapes they take in common vision, speech and language
+networks (YOLO-style heads, U-Nets, GANs, segmentation and attention layers), for timing the
+engine's kernels for single ops against onnxruntime's; compare_ort.py makes up every input
+(float32, int64 ids below 1000, bool):
 
     .venv/bin/python tools/bench/op_models.py --out /tmp/ops
     .venv/bin/python tools/bench/compare_ort.py --zoo /tmp/ops --threads 1 2 --rounds 3 \\
-        --iterations 30 --models tanh exp instnorm add_bcast mul_same concat pad slice \\
-        reducemax softmax_mid maxpool resize_nearest resize_linear
+        --iterations 30 --models tanh exp softmax_mid reducemax add_bcast argmax resize_linear ...
+
+(the names are the keys of MODELS below).
 """
 
 import argparse
