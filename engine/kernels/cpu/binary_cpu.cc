@@ -1,5 +1,6 @@
-// Add, Sub, Mul and Div over two float32 inputs (opset 7 on: numpy broadcasting), and Max and
-// Min over two (opset 8 on; other input counts go to the reference), on the
+// Add, Sub, Mul and Div over two float32 inputs (opset 7 on: numpy broadcasting), and Max, Min,
+// Sum and Mean over two or more (opset 8 on, folded input by input as the reference folds them),
+// on the
 // vectorized binary row kernel, split across the session's threads. The broadcast is first
 // reduced to as few dimensions as it has: size-1 output dimensions are dropped and neighbours in
 // which each input is either whole or broadcast alike are merged, so that a per-channel bias on
@@ -63,22 +64,9 @@ Layout merge_dims(const Shape& a, const Shape& b, const Shape& out) {
   return l;
 }
 
-Status run(KernelContext& ctx, BinaryOp op, Status (*reference)(KernelContext&)) {
-  if (ctx.num_inputs() != 2 || !ctx.has_input(0) || !ctx.has_input(1) ||
-      !ctx.input_value(0).is_tensor() || !ctx.input_value(1).is_tensor())
-    return reference(ctx);
-  const Tensor& a = ctx.input(0);
-  const Tensor& b = ctx.input(1);
-  if (a.dtype() != DType::kFloat32 || b.dtype() != DType::kFloat32) return reference(ctx);
-  Shape out;
-  if (!ref::broadcast_shapes({a.shape(), b.shape()}, &out).ok()) return reference(ctx);
-  const int over = a.shape() == out && ctx.input_donatable(0)   ? 0
-                   : b.shape() == out && ctx.input_donatable(1) ? 1
-                                                                : -1;
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, over >= 0 ? ctx.new_output_over_input(0, over, DType::kFloat32, out)
-                                              : ctx.new_output_uninitialized(0, DType::kFloat32, out));
-  if (y.numel() == 0) return Status::Ok();
-  const Layout l = merge_dims(a.shape(), b.shape(), out);
+// y = a op b, both broadcast to y's shape (non-empty).
+void apply(const KernelContext& ctx, BinaryOp op, const Tensor& a, const Tensor& b, Tensor& y) {
+  const Layout l = merge_dims(a.shape(), b.shape(), y.shape());
   const int64_t rows = y.numel() / l.len;
   const int64_t pieces = (l.len + kPiece - 1) / kPiece;  // per row
   const int64_t piece = (l.len + pieces - 1) / pieces;
@@ -114,6 +102,45 @@ Status run(KernelContext& ctx, BinaryOp op, Status (*reference)(KernelContext&))
       }
     }
   });
+}
+
+Status run(KernelContext& ctx, BinaryOp op, Status (*reference)(KernelContext&)) {
+  if (ctx.num_inputs() != 2 || !ctx.has_input(0) || !ctx.has_input(1) ||
+      !ctx.input_value(0).is_tensor() || !ctx.input_value(1).is_tensor())
+    return reference(ctx);
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.dtype() != DType::kFloat32 || b.dtype() != DType::kFloat32) return reference(ctx);
+  Shape out;
+  if (!ref::broadcast_shapes({a.shape(), b.shape()}, &out).ok()) return reference(ctx);
+  const int over = a.shape() == out && ctx.input_donatable(0)   ? 0
+                   : b.shape() == out && ctx.input_donatable(1) ? 1
+                                                                : -1;
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, over >= 0 ? ctx.new_output_over_input(0, over, DType::kFloat32, out)
+                                              : ctx.new_output_uninitialized(0, DType::kFloat32, out));
+  if (y.numel() > 0) apply(ctx, op, a, b, y);
+  return Status::Ok();
+}
+
+// Sum, Mean, Max and Min of two or more float32 inputs, folded as the reference folds them:
+// y = in0 op in1, then y = y op in_i (each broadcast to the output), Mean's sum then divided
+// by the count, each step the reference's float operation.
+Status fold(KernelContext& ctx, BinaryOp op, bool mean, Status (*reference)(KernelContext&)) {
+  const int n = ctx.num_inputs();
+  if (n < 2) return reference(ctx);
+  std::vector<Shape> shapes;
+  for (int i = 0; i < n; ++i) {
+    if (!ctx.has_input(i) || !ctx.input_value(i).is_tensor() || ctx.input(i).dtype() != DType::kFloat32)
+      return reference(ctx);
+    shapes.push_back(ctx.input(i).shape());
+  }
+  Shape out;
+  if (!ref::broadcast_shapes(shapes, &out).ok()) return reference(ctx);
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, out));
+  if (y.numel() == 0) return Status::Ok();
+  apply(ctx, op, ctx.input(0), ctx.input(1), y);
+  for (int i = 2; i < n; ++i) apply(ctx, op, y, ctx.input(i), y);
+  if (mean) apply(ctx, BinaryOp::kDiv, y, Tensor::scalar(static_cast<float>(n)), y);
   return Status::Ok();
 }
 
@@ -123,7 +150,9 @@ Status add(KernelContext& ctx) { return run(ctx, BinaryOp::kAdd, &ref::binary_ad
 Status sub(KernelContext& ctx) { return run(ctx, BinaryOp::kSub, &ref::binary_sub); }
 Status mul(KernelContext& ctx) { return run(ctx, BinaryOp::kMul, &ref::binary_mul); }
 Status div(KernelContext& ctx) { return run(ctx, BinaryOp::kDiv, &ref::binary_div); }
-Status max(KernelContext& ctx) { return run(ctx, BinaryOp::kMax, &ref::variadic_max); }
-Status min(KernelContext& ctx) { return run(ctx, BinaryOp::kMin, &ref::variadic_min); }
+Status max(KernelContext& ctx) { return fold(ctx, BinaryOp::kMax, false, &ref::variadic_max); }
+Status min(KernelContext& ctx) { return fold(ctx, BinaryOp::kMin, false, &ref::variadic_min); }
+Status sum(KernelContext& ctx) { return fold(ctx, BinaryOp::kAdd, false, &ref::variadic_sum); }
+Status mean(KernelContext& ctx) { return fold(ctx, BinaryOp::kAdd, true, &ref::variadic_mean); }
 
 }  // namespace osprey::cpu

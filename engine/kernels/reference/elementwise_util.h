@@ -37,6 +37,8 @@ Status binary_mul(KernelContext& ctx);
 Status binary_div(KernelContext& ctx);
 Status variadic_max(KernelContext& ctx);
 Status variadic_min(KernelContext& ctx);
+Status variadic_sum(KernelContext& ctx);
+Status variadic_mean(KernelContext& ctx);
 // com.osprey Gelu (fused.cc), the CPU kernel's oracle and fallback.
 Status gelu(KernelContext& ctx);
 

@@ -201,7 +201,9 @@ Status tile(KernelContext& ctx) {
       return invalid_argument("tiled shape overflows");
     out[i] = x.shape()[i] * reps[i];
   }
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), out));
+  // Every element is written below (strings assigned over their empty defaults).
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, x.dtype() == DType::kString ? ctx.new_output(0, x.dtype(), out)
+                                                                : ctx.new_output_uninitialized(0, x.dtype(), out));
   if (y.numel() == 0) return Status::Ok();
   // View the output as [rep0, d0, rep1, d1, ...] and read the input with stride 0 on reps.
   Shape view;

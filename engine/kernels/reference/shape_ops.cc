@@ -181,7 +181,9 @@ Status expand(KernelContext& ctx) {
     if (d < 0) return invalid_argument("input 'shape' has negative dimension ", d);
   Shape out;
   OSPREY_RETURN_IF_ERROR(broadcast_shapes({x.shape(), target}, &out));
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), out));
+  // Every element is written below (strings assigned over their empty defaults).
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, x.dtype() == DType::kString ? ctx.new_output(0, x.dtype(), out)
+                                                                : ctx.new_output_uninitialized(0, x.dtype(), out));
   const auto strides = broadcast_strides(x.shape(), out);
   return dispatch_elem(x.dtype(), "Expand", [&]<class E>() {
     copy_strided<E>(y.raw_data(), x.raw_data(), 0, out, strides);
