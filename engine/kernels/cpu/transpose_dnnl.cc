@@ -6,7 +6,9 @@
 // cached per input shape in the node's state. Moving the channels of a tensor with at most
 // kInterleaveMaxPlanes of them to the last axis ([N, C, spatial...] -> [N, spatial..., C], a
 // CNN's RGB input entering the channels-last layout) runs on interleave_planes instead
-// (row_kernels.h), about four times faster than the reorder there. Semantics and errors are
+// (row_kernels.h), about four times faster than the reorder there. A float32 permutation that
+// is a batched 2-D transpose once its axes are merged ([B, M, N] -> [B, N, M]) runs on 8 x 8
+// register tiles (transpose_tiles.h). Semantics and errors are
 // the reference Transpose's (engine/kernels/reference/layout_ops.cc), which is its oracle in
 // the tests.
 #include "kernels/cpu/transpose_dnnl.h"
@@ -15,6 +17,7 @@
 
 #include "kernels/cpu/dnnl_common.h"
 #include "kernels/cpu/row_kernels.h"
+#include "kernels/cpu/transpose_tiles.h"
 #include "kernels/reference/common.h"
 
 namespace osprey::cpu {
@@ -89,6 +92,11 @@ Status transpose(KernelContext& ctx) {
   }
   if (t == DType::kFloat32 && transpose_interleaves(x.shape(), perm)) {
     interleave_images(x, y, ctx.pool());
+    return Status::Ok();
+  }
+  int64_t batch = 0, m = 0, n = 0;
+  if (t == DType::kFloat32 && transpose_tiles_supported() && batched_transpose_view(x.shape(), perm, &batch, &m, &n)) {
+    batched_transpose(x.data<float>(), y.data<float>(), batch, m, n, ctx.pool());
     return Status::Ok();
   }
   std::shared_ptr<TransposeState> local;
