@@ -40,14 +40,7 @@ TEST(CpuAveragePool, MatchesTheReferenceOnPadsStridesAndThreads) {
     for (int64_t i = 0; i < x.numel(); i += 13) x.data<float>()[i] += 100.0f;  // far from zero
     NodeRunner ref("AveragePool", "", c.opset, c.attrs, Device::ref);
     NodeRunner cpu("AveragePool", "", c.opset, c.attrs, Device::cpu, {Tensor()});
-    ASSERT_TRUE(cpu.found());
-    auto want = ref.run({x});
-    ASSERT_TRUE(want.ok()) << want.status().to_string();
-    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-      auto got = cpu.run({x}, pool);
-      ASSERT_TRUE(got.ok()) << got.status().to_string();
-      expect_close(*got, *want, 1e-6);
-    }
+    expect_close_to_reference(ref, cpu, {x}, &pool2, 1e-6);
   }
 }
 

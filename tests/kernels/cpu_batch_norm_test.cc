@@ -29,14 +29,7 @@ TEST(CpuBatchNorm, MatchesTheReferenceOnShapesOpsetsAndThreads) {
       const std::vector<Tensor> in = bn_inputs(shape, 5);
       NodeRunner ref("BatchNormalization", "", opset, attrs, Device::ref);
       NodeRunner fast("BatchNormalization", "", opset, attrs, Device::cpu);
-      ASSERT_TRUE(fast.found());
-      auto want = ref.run(in);
-      ASSERT_TRUE(want.ok()) << want.status().to_string();
-      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-        auto got = fast.run(in, pool);
-        ASSERT_TRUE(got.ok()) << got.status().to_string();
-        expect_close(*got, *want, 1e-6);
-      }
+      expect_close_to_reference(ref, fast, in, &pool2, 1e-6);
     }
   }
 }
@@ -69,14 +62,7 @@ TEST(CpuGlobalAveragePool, MatchesTheReferenceOnRanksAndThreads) {
     for (int64_t i = 0; i < x.numel(); i += 7) x.data<float>()[i] += 50.0f;
     NodeRunner ref("GlobalAveragePool", "", 1, {}, Device::ref);
     NodeRunner fast("GlobalAveragePool", "", 1, {}, Device::cpu);
-    ASSERT_TRUE(fast.found());
-    auto want = ref.run({x});
-    ASSERT_TRUE(want.ok()) << want.status().to_string();
-    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-      auto got = fast.run({x}, pool);
-      ASSERT_TRUE(got.ok()) << got.status().to_string();
-      expect_close(*got, *want, 1e-6);
-    }
+    expect_close_to_reference(ref, fast, {x}, &pool2, 1e-6);
   }
   NodeRunner fast("GlobalAveragePool", "", 1, {}, Device::cpu);
   auto empty = fast.run({Tensor(DType::kFloat32, {1, 2, 0, 3})});

@@ -40,14 +40,7 @@ TEST(CpuEinsum, BatchedProductsMatchTheReference) {
     const std::vector<Tensor> in = {random_tensor(c.a, 3), random_tensor(c.b, 4)};
     NodeRunner ref("Einsum", "", 12, attrs, Device::ref);
     NodeRunner fast("Einsum", "", 12, attrs, Device::cpu, {Tensor(), Tensor()});
-    ASSERT_TRUE(fast.found());
-    auto want = ref.run(in);
-    ASSERT_TRUE(want.ok()) << want.status().to_string();
-    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-      auto got = fast.run(in, pool);
-      ASSERT_TRUE(got.ok()) << got.status().to_string();
-      expect_close(*got, *want, 2e-6);
-    }
+    expect_close_to_reference(ref, fast, in, &pool2, 2e-6);
   }
   // An empty contraction gives zeros.
   const Attrs attrs = {{"equation", string_attr("ij,jk->ik")}};

@@ -29,14 +29,7 @@ TEST(CpuSoftmax, MatchesReferenceOnAxesAndOpsets) {
       const Attrs attrs = {{"axis", int_attr(c.axis)}};
       NodeRunner ref(op, "", c.opset, attrs, Device::ref);
       NodeRunner fast(op, "", c.opset, attrs, Device::cpu, {Tensor()});
-      ASSERT_TRUE(fast.found());
-      auto want = ref.run({x});
-      ASSERT_TRUE(want.ok()) << want.status().to_string();
-      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-        auto got = fast.run({x}, pool);
-        ASSERT_TRUE(got.ok()) << got.status().to_string();
-        expect_close(*got, *want, 1e-5);
-      }
+      expect_close_to_reference(ref, fast, {x}, &pool2, 1e-5);
     }
   }
 }

@@ -159,17 +159,33 @@ inline bool same_bytes(const Tensor& a, const Tensor& b) {
          (a.nbytes() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0);
 }
 
-// `cpu` on `in`, without a pool and on `pool`, gives the same bytes as `ref` (which must run).
-inline void expect_same_as_reference(const NodeRunner& ref, const NodeRunner& cpu, const std::vector<Tensor>& in,
-                                     ThreadPool* pool) {
+// Runs `cpu` on `in` without a pool and on `pool`, and `ref` once (both must run), and hands
+// each of cpu's results with ref's to check(got, want).
+template <class Check>
+void check_against_reference(const NodeRunner& ref, const NodeRunner& cpu, const std::vector<Tensor>& in,
+                             ThreadPool* pool, Check check) {
   ASSERT_TRUE(cpu.found());
   auto want = ref.run(in);
   ASSERT_TRUE(want.ok()) << want.status().to_string();
   for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool}) {
     auto got = cpu.run(in, p);
     ASSERT_TRUE(got.ok()) << got.status().to_string();
-    EXPECT_TRUE(same_bytes(*got, *want));
+    check(*got, *want);
   }
+}
+
+// `cpu` on `in`, without a pool and on `pool`, gives the same bytes as `ref` (which must run).
+inline void expect_same_as_reference(const NodeRunner& ref, const NodeRunner& cpu, const std::vector<Tensor>& in,
+                                     ThreadPool* pool) {
+  check_against_reference(ref, cpu, in, pool,
+                          [](const Tensor& got, const Tensor& want) { EXPECT_TRUE(same_bytes(got, want)); });
+}
+
+// The same within tol * max(1, max |want|) (expect_close).
+inline void expect_close_to_reference(const NodeRunner& ref, const NodeRunner& cpu, const std::vector<Tensor>& in,
+                                      ThreadPool* pool, double tol) {
+  check_against_reference(ref, cpu, in, pool,
+                          [tol](const Tensor& got, const Tensor& want) { expect_close(got, want, tol); });
 }
 
 // Seeded values in [-1, 1) (random_tensor's) with signed zeros, NaN and infinities sprinkled in:

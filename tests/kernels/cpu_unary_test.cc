@@ -183,14 +183,7 @@ TEST(CpuUnary, LogSoftplusAndEluNodesMatchTheReferenceOnThreads) {
     SCOPED_TRACE(op);
     NodeRunner ref(op, "", 13, attrs, Device::ref);
     NodeRunner fast(op, "", 13, attrs, Device::cpu);
-    ASSERT_TRUE(fast.found());
-    auto want = ref.run({in});
-    ASSERT_TRUE(want.ok()) << want.status().to_string();
-    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-      auto got = fast.run({in}, pool);
-      ASSERT_TRUE(got.ok()) << got.status().to_string();
-      expect_close(*got, *want, 3e-7);
-    }
+    expect_close_to_reference(ref, fast, {in}, &pool2, 3e-7);
   }
 }
 
@@ -200,14 +193,7 @@ TEST(CpuUnary, ErfNodeMatchesTheReferenceOnThreads) {
   for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] *= 4.0f;
   NodeRunner ref("Erf", "", 13, {}, Device::ref);
   NodeRunner fast("Erf", "", 13, {}, Device::cpu);
-  ASSERT_TRUE(fast.found());
-  auto want = ref.run({x});
-  ASSERT_TRUE(want.ok()) << want.status().to_string();
-  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
-    auto got = fast.run({x}, pool);
-    ASSERT_TRUE(got.ok()) << got.status().to_string();
-    expect_close(*got, *want, 2e-7);
-  }
+  expect_close_to_reference(ref, fast, {x}, &pool2, 2e-7);
 }
 
 TEST(CpuUnary, OtherTypesStayOnTheReference) {
