@@ -2,6 +2,7 @@
 // opset differences, element types and bad inputs that the ONNX node cases do not cover.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -110,6 +111,67 @@ TEST(NonMaxSuppression, DefaultMaxOutputSelectsNothing) {
       run_single("NonMaxSuppression", 11, {fvec({0, 0, 1, 1}, {1, 1, 4}), fvec({0.5f}, {1, 1, 1})});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->shape(), (Shape{0, 3}));
+}
+
+// The greedy selection written out plainly (a stable sort by descending score, then every
+// candidate against every picked box), the oracle for the kernel's heap-ordered selection.
+std::vector<int64_t> nms_oracle(const Tensor& boxes, const Tensor& scores, int64_t max_out, float iou, float th) {
+  const int64_t classes = scores.dim(1), n = scores.dim(2);
+  std::vector<int64_t> out;
+  for (int64_t c = 0; c < classes; ++c) {
+    std::vector<int64_t> order;
+    for (int64_t i = 0; i < n; ++i)
+      if (scores.data<float>()[c * n + i] > th) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return scores.data<float>()[c * n + a] > scores.data<float>()[c * n + b];
+    });
+    std::vector<int64_t> picked;
+    for (int64_t i : order) {
+      if (static_cast<int64_t>(picked.size()) >= max_out) break;
+      const float* a = boxes.data<float>() + i * 4;
+      bool keep = true;
+      for (int64_t p : picked) {
+        const float* b = boxes.data<float>() + p * 4;
+        const float ix = std::max(std::min(a[3], b[3]) - std::max(a[1], b[1]), 0.0f);
+        const float iy = std::max(std::min(a[2], b[2]) - std::max(a[0], b[0]), 0.0f);
+        const float inter = ix * iy;
+        const float uni = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+        if (inter > 0 && inter / uni > iou) keep = false;
+      }
+      if (!keep) continue;
+      picked.push_back(i);
+      out.insert(out.end(), {0, c, i});
+    }
+  }
+  return out;
+}
+
+TEST(NonMaxSuppression, HeapOrderedSelectionMatchesAPlainGreedyOracle) {
+  // Boxes as [y1, x1, y2, x2] with y1 < y2, x1 < x2 on a small grid (many overlaps); scores
+  // on a coarse grid (many ties, broken by the lower index).
+  const int64_t n = 300, classes = 3;
+  Tensor boxes(DType::kFloat32, {1, n, 4}), scores(DType::kFloat32, {1, classes, n});
+  uint32_t seed = 7;
+  auto next = [&seed]() { return (seed = seed * 1664525u + 1013904223u) >> 8; };
+  for (int64_t i = 0; i < n; ++i) {
+    const float y = static_cast<float>(next() % 20), x = static_cast<float>(next() % 20);
+    boxes.data<float>()[i * 4 + 0] = y;
+    boxes.data<float>()[i * 4 + 1] = x;
+    boxes.data<float>()[i * 4 + 2] = y + 1 + static_cast<float>(next() % 5);
+    boxes.data<float>()[i * 4 + 3] = x + 1 + static_cast<float>(next() % 5);
+  }
+  for (int64_t i = 0; i < classes * n; ++i) scores.data<float>()[i] = static_cast<float>(next() % 16) / 16.0f;
+  for (int64_t max_out : {1, 7, 50, 1000}) {
+    for (float iou : {0.0f, 0.3f, 0.7f}) {
+      SCOPED_TRACE("max_out " + std::to_string(max_out) + " iou " + std::to_string(iou));
+      auto r = run_single("NonMaxSuppression", 11,
+                          {boxes, scores, vec<int64_t>({max_out}), fvec({iou}), fvec({0.2f})});
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      const std::vector<int64_t> want = nms_oracle(boxes, scores, max_out, iou, 0.2f);
+      ASSERT_EQ(r->numel(), static_cast<int64_t>(want.size()));
+      EXPECT_TRUE(std::equal(want.begin(), want.end(), r->data<int64_t>()));
+    }
+  }
 }
 
 TEST(Dft, NonPowerOfTwoAndInverseRoundTrip) {

@@ -91,12 +91,18 @@ Status non_max_suppression(KernelContext& ctx) {
       for (int64_t i = 0; i < spatial; ++i)
         if (!std::isnan(s[i]) && (!has_score_threshold || s[i] > score_threshold))
           cand.emplace_back(s[i], i);
-      // Highest score first; ties keep the lower box index first.
-      std::stable_sort(cand.begin(), cand.end(),
-                       [](const auto& a, const auto& b2) { return a.first > b2.first; });
+      // Highest score first; ties keep the lower box index first. A heap yields the candidates
+      // in that order one at a time, so that only those examined before max_out boxes are
+      // picked get ordered (sorting all of them took most of the time with many candidates).
+      const auto later = [](const std::pair<float, int64_t>& a, const std::pair<float, int64_t>& b2) {
+        return a.first < b2.first || (a.first == b2.first && a.second > b2.second);
+      };
+      std::make_heap(cand.begin(), cand.end(), later);
       picked.clear();
-      for (const auto& [score, i] : cand) {
+      for (auto end = cand.end(); end != cand.begin(); --end) {
         if (static_cast<int64_t>(picked.size()) >= max_out) break;
+        std::pop_heap(cand.begin(), end, later);
+        const int64_t i = (end - 1)->second;
         const Box& box = bx[static_cast<size_t>(i)];
         bool keep = true;
         for (const Box& p : picked)
