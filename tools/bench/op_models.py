@@ -91,6 +91,8 @@ MODELS = {
     "gelu_op": (node("Gelu", ["x"]), [("x", [1, 128, 3072])], []),
     "lpnorm": (node("LpNormalization", ["x"], axis=-1), [("x", [128, 768])], []),
     "einsum": (node("Einsum", ["x", "b"], equation="bhid,bhjd->bhij"), [("x", [1, 12, 128, 64]), ("b", [1, 12, 128, 64])], []),
+    "nms": (node("NonMaxSuppression", ["x", "b", "m", "iou", "th"]), [("x", [1, 8400, 4]), ("b", [1, 80, 8400])],
+            [ints([100], "m"), floats([0.5], "iou"), floats([0.25], "th")]),
 }
 
 
@@ -108,7 +110,7 @@ def main():
                     for i, s in inputs]
         if name == "where":
             declared.append(helper.make_tensor_value_info("c", TensorProto.BOOL, [1, 1, 1, 128]))
-        out_type = {"argmax": TensorProto.INT64, "argmax_last": TensorProto.INT64,
+        out_type = {"argmax": TensorProto.INT64, "argmax_last": TensorProto.INT64, "nms": TensorProto.INT64,
                     "cast_half": TensorProto.FLOAT16}.get(name, TensorProto.FLOAT)
         outputs = [helper.make_tensor_value_info(o, TensorProto.INT64 if o == "i" else out_type, None) for o in n.output]
         graph = helper.make_graph([n], name, declared, outputs, inits)
