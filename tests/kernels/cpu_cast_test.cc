@@ -1,9 +1,11 @@
 // Cast between float32 and float16 on the CPU kernel against the reference, bit for bit: every
 // one of the 65536 halves widened, and floats narrowed across the half range (ties, the
 // overflow boundary, half denormals, NaNs with payloads, infinities, signed zeros), lengths
-// with tails, one and two threads; other casts run the reference.
+// with tails, one and two threads; bool, int64 and int32 to float32; other casts run the
+// reference.
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cmath>
 #include <limits>
 
@@ -40,6 +42,24 @@ TEST(CpuCast, FloatToHalfMatchesTheReferenceOnSpecialAndRangeValues) {
   ThreadPool pool2(2);
   expect_same_as_reference(ref, fast, {x}, &pool2);
   expect_same_as_reference(ref, fast, {random_tensor({3, 1000, 7}, 2)}, &pool2);
+}
+
+TEST(CpuCast, MasksAndIdsToFloatMatchTheReference) {
+  ThreadPool pool2(2);
+  const Attrs attrs = {{"to", int_attr(static_cast<int64_t>(DType::kFloat32))}};
+  Tensor mask(DType::kBool, {3, 5000});
+  for (int64_t i = 0; i < mask.numel(); ++i) mask.data<bool>()[i] = (i * 7919) % 3 == 0;
+  std::vector<int64_t> ids = {0, 1, -1, 16777217, -16777219, (int64_t{1} << 53) + 1, INT64_MAX, INT64_MIN};
+  for (int64_t i = 0; i < 20000; ++i) ids.push_back(i * 104729 - 1000000);
+  std::vector<int32_t> small = {0, 7, -7, 16777217, INT32_MAX, INT32_MIN};
+  const std::vector<std::pair<Tensor, DType>> cases = {
+      {mask, DType::kBool}, {vec<int64_t>(ids), DType::kInt64}, {vec<int32_t>(small), DType::kInt32}};
+  for (const auto& [x, t] : cases) {
+    SCOPED_TRACE(dtype_name(t));
+    NodeRunner ref("Cast", "", 13, attrs, Device::ref, {}, t);
+    NodeRunner fast("Cast", "", 13, attrs, Device::cpu, {}, t);
+    expect_same_as_reference(ref, fast, {x}, &pool2);
+  }
 }
 
 TEST(CpuCast, OtherCastsAndErrorsAreTheReferences) {

@@ -1,5 +1,5 @@
-// LeakyRelu, Sqrt, Erf, HardSigmoid, HardSwish, Abs, Neg, Reciprocal, Log, Softplus and Elu on
-// the CPU row kernel: bit for bit the reference's on NaN, infinities, signed zeros and wide
+// LeakyRelu, Sqrt, Erf, HardSigmoid, HardSwish, Abs, Neg, Reciprocal, Log, Softplus, Elu,
+// Floor, Ceil and Round on the CPU row kernel: bit for bit the reference's on NaN, infinities, signed zeros and wide
 // values (Erf, Log, Softplus and Elu within a few 1e-7 of double oracles), every ISA variant, lengths around the vector width, in place, one
 // and two threads, the attributes; and the calls handed to the reference.
 #include <gtest/gtest.h>
@@ -32,7 +32,10 @@ const std::vector<Op>& exact_ops() {
       {"HardSwish", 14, {}},
       {"Abs", 13, {}},
       {"Neg", 13, {}},
-      {"Reciprocal", 13, {}}};
+      {"Reciprocal", 13, {}},
+      {"Floor", 13, {}},
+      {"Ceil", 13, {}},
+      {"Round", 11, {}}};
   return ops;
 }
 
@@ -49,11 +52,30 @@ TEST(CpuUnary, ExactOpsMatchTheReferenceBitForBitOnSpecialValuesAndThreads) {
   }
 }
 
+TEST(CpuUnary, RoundingMatchesTheReferenceAtHalvesAndZeros) {
+  // Halves (ties to even), values just beside them, the zeros on either side of 0, and floats
+  // too large to have a fraction.
+  std::vector<float> v;
+  for (int i = -12; i <= 12; ++i) {
+    const float h = static_cast<float>(i) * 0.5f;
+    v.insert(v.end(), {h, std::nextafter(h, -100.0f), std::nextafter(h, 100.0f)});
+  }
+  v.insert(v.end(), {-0.0f, 0.0f, -0.2f, 0.2f, -1e-30f, 8388607.5f, -8388609.0f, 3e9f, -3e9f});
+  ThreadPool pool2(2);
+  for (const char* op : {"Floor", "Ceil", "Round"}) {
+    SCOPED_TRACE(op);
+    NodeRunner ref(op, "", 11, {}, Device::ref);
+    NodeRunner fast(op, "", 11, {}, Device::cpu);
+    expect_same_as_reference(ref, fast, {Tensor::from_vector(v)}, &pool2);
+  }
+}
+
 TEST(CpuUnary, RowKernelMatchesTheReferenceOnEveryIsaAndInPlace) {
   const std::vector<std::pair<UnaryOp, const char*>> ops = {
       {UnaryOp::kLeakyRelu, "LeakyRelu"}, {UnaryOp::kSqrt, "Sqrt"}, {UnaryOp::kHardSigmoid, "HardSigmoid"},
       {UnaryOp::kHardSwish, "HardSwish"}, {UnaryOp::kAbs, "Abs"},   {UnaryOp::kNeg, "Neg"},
-      {UnaryOp::kReciprocal, "Reciprocal"}};
+      {UnaryOp::kReciprocal, "Reciprocal"}, {UnaryOp::kFloor, "Floor"}, {UnaryOp::kCeil, "Ceil"},
+      {UnaryOp::kRound, "Round"}};
   for (VectorIsa isa : runnable_isas()) {
     for (const auto& [op, name] : ops) {
       for (int64_t n : {1, 15, 16, 33, 1000}) {

@@ -91,6 +91,13 @@ MODELS = {
     "gelu_op": (node("Gelu", ["x"]), [("x", [1, 128, 3072])], []),
     "lpnorm": (node("LpNormalization", ["x"], axis=-1), [("x", [128, 768])], []),
     "einsum": (node("Einsum", ["x", "b"], equation="bhid,bhjd->bhij"), [("x", [1, 12, 128, 64]), ("b", [1, 12, 128, 64])], []),
+    "greater": (node("Greater", ["x", "b"]), [("x", [1, 128, 80, 80]), ("b", [1, 128, 80, 80])], []),
+    "equal_bcast": (node("Equal", ["x", "b"]), [("x", [1, 12, 128, 128]), ("b", [1, 1, 1, 128])], []),
+    "cast_bool": (node("Cast", ["c"], to=TensorProto.FLOAT), [("c", [1, 12, 128, 128])], []),
+    "floor": (node("Floor", ["x"]), [("x", [1, 128, 80, 80])], []),
+    "round": (node("Round", ["x"]), [("x", [1, 128, 80, 80])], []),
+    "gather_elements": (node("GatherElements", ["x", "i"], axis=1), [("x", [1, 1000, 640]), ("i", [1, 100, 640])], []),
+    "scatter_nd": (node("ScatterND", ["x", "i", "b"]), [("x", [1000, 768]), ("i", [16, 1]), ("b", [16, 768])], []),
     "nms": (node("NonMaxSuppression", ["x", "b", "m", "iou", "th"]), [("x", [1, 8400, 4]), ("b", [1, 80, 8400])],
             [ints([100], "m"), floats([0.5], "iou"), floats([0.25], "th")]),
 }
@@ -106,11 +113,13 @@ def main():
         inits = list(inits)
         if name == "gather_rows":  # an embedding table; int64 token ids
             inits.append(floats(np.random.default_rng(0).standard_normal((30522, 768)), "w"))
-        declared = [helper.make_tensor_value_info(i, TensorProto.INT64 if name == "gather_rows" else TensorProto.FLOAT, s)
-                    for i, s in inputs]
+        declared = [helper.make_tensor_value_info(
+            i, TensorProto.INT64 if name == "gather_rows" or i == "i" else TensorProto.BOOL if i == "c" else TensorProto.FLOAT, s)
+            for i, s in inputs]
         if name == "where":
             declared.append(helper.make_tensor_value_info("c", TensorProto.BOOL, [1, 1, 1, 128]))
         out_type = {"argmax": TensorProto.INT64, "argmax_last": TensorProto.INT64, "nms": TensorProto.INT64,
+                    "greater": TensorProto.BOOL, "equal_bcast": TensorProto.BOOL,
                     "cast_half": TensorProto.FLOAT16}.get(name, TensorProto.FLOAT)
         outputs = [helper.make_tensor_value_info(o, TensorProto.INT64 if o == "i" else out_type, None) for o in n.output]
         graph = helper.make_graph([n], name, declared, outputs, inits)

@@ -4,7 +4,9 @@
 // 4.9 ms on [1, 128, 80, 80], onnxruntime 0.06. The results are the reference's bits: F16C
 // rounds to nearest even as it does, and the NaN lanes are rewritten to its NaNs (float to
 // half: the canonical quiet NaN 0x7e00 with the sign; half to float: the payload shifted up,
-// a signalling NaN left signalling). Other casts, and CPUs without F16C, run the reference.
+// a signalling NaN left signalling). Bool, int64 and int32 to float32 (masks and ids) are plain
+// conversion loops (a bool mask [1, 12, 128, 128]: 0.18 ms on the reference, onnxruntime 0.03).
+// Other casts, and CPUs without F16C, run the reference.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -69,16 +71,30 @@ Status cast(KernelContext& ctx) {
   const DType from = x.dtype(), to = static_cast<DType>(to_attr->i);
   const bool down = from == DType::kFloat32 && to == DType::kFloat16;
   const bool up = from == DType::kFloat16 && to == DType::kFloat32;
-  if (!down && !up) return ref::cast(ctx);
+  // Masks and ids made float (an attention mask, position ids): plain conversions, as the
+  // reference's static_cast.
+  const bool widen = to == DType::kFloat32 && (from == DType::kBool || from == DType::kInt64 || from == DType::kInt32);
+  if (!down && !up && !widen) return ref::cast(ctx);
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, to, x.shape()));
   constexpr int64_t kChunk = 8192;  // elements per task
   const int64_t n = x.numel(), chunks = (n + kChunk - 1) / kChunk;
   ctx.parallel_for(chunks, kChunk * 2, [&](int64_t b, int64_t e) {
     const int64_t first = b * kChunk, count = std::min(n, e * kChunk) - first;
-    if (down)
+    float* yf = y.data<float>() + first;
+    if (down) {
       to_half(x.data<float>() + first, static_cast<uint16_t*>(y.raw_data()) + first, count);
-    else
-      to_float(static_cast<const uint16_t*>(x.raw_data()) + first, y.data<float>() + first, count);
+    } else if (up) {
+      to_float(static_cast<const uint16_t*>(x.raw_data()) + first, yf, count);
+    } else if (from == DType::kBool) {
+      const uint8_t* xb = static_cast<const uint8_t*>(x.raw_data()) + first;  // bytes, no branch
+      for (int64_t k = 0; k < count; ++k) yf[k] = static_cast<float>(xb[k] != 0);
+    } else if (from == DType::kInt64) {
+      const int64_t* xi = x.data<int64_t>() + first;
+      for (int64_t k = 0; k < count; ++k) yf[k] = static_cast<float>(xi[k]);
+    } else {
+      const int32_t* xi = x.data<int32_t>() + first;
+      for (int64_t k = 0; k < count; ++k) yf[k] = static_cast<float>(xi[k]);
+    }
   });
   return Status::Ok();
 }

@@ -129,9 +129,11 @@ void rnn_cell(VectorIsa isa, const float* x, const float* hr, float* h, int64_t 
 // std::erf (relative below |x| 1, absolute above); Affine is alpha x + beta (fused where the ISA
 // has a multiply-add: BatchNormalization's per-channel map); Log (Cephes' logf), Softplus and Elu
 // (alpha; its e^x - 1 accurate near 0, as std::expm1) are within a few 1e-7 relative of the
-// reference's. x and y may be the same array.
+// reference's; Floor, Ceil and Round (half to even, +0 for x in [-0.5, 0) as the reference)
+// are exact. x and y may be the same array.
 enum class UnaryOp {
-  kLeakyRelu, kSqrt, kErf, kHardSigmoid, kHardSwish, kAbs, kNeg, kReciprocal, kAffine, kLog, kSoftplus, kElu
+  kLeakyRelu, kSqrt, kErf, kHardSigmoid, kHardSwish, kAbs, kNeg, kReciprocal, kAffine, kLog, kSoftplus, kElu,
+  kFloor, kCeil, kRound
 };
 void unary_row(VectorIsa isa, UnaryOp op, const float* x, float* y, int64_t n, float alpha = 0,
                float beta = 0);

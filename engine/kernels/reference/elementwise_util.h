@@ -30,6 +30,9 @@ Status unary_reciprocal(KernelContext& ctx);
 Status unary_log(KernelContext& ctx);
 Status unary_softplus(KernelContext& ctx);
 Status unary_elu(KernelContext& ctx);
+Status unary_floor(KernelContext& ctx);
+Status unary_ceil(KernelContext& ctx);
+Status unary_round(KernelContext& ctx);
 // The reference Add, Sub, Mul, Div, Max and Min (binary.cc): the CPU kernel hands them what it does not take.
 Status binary_add(KernelContext& ctx);
 Status binary_sub(KernelContext& ctx);
