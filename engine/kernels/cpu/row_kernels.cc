@@ -298,56 +298,7 @@ OSPREY_INLINE void gelu_impl(const float* x, float* y, int64_t n, bool tanh_form
 #include "kernels/cpu/recurrent_cells.inc"
 #include "kernels/cpu/middle_axis.inc"
 #include "kernels/cpu/unary_rows.inc"
-
-// Max and Min as the reference's: a NaN operand wins (a's when both are), and of equal values
-// (+0 and -0) a.
-template <BinaryOp kOp, class F, class I>
-OSPREY_INLINE F binary_of(F a, F b) {
-  if constexpr (kOp == BinaryOp::kAdd) return a + b;
-  else if constexpr (kOp == BinaryOp::kSub) return a - b;
-  else if constexpr (kOp == BinaryOp::kMul) return a * b;
-  else if constexpr (kOp == BinaryOp::kDiv) return a / b;
-  else {
-    F m;  // a where a is NaN
-    if constexpr (kOp == BinaryOp::kMax) m = a < b ? b : a;
-    else m = b < a ? b : a;
-    if constexpr (std::is_same_v<F, float>) {
-      return b != b && a == a ? b : m;
-    } else {
-      // b where only b is NaN, with no comparison: |bits| above infinity's makes
-      // 0x7f800000 - |bits| negative, its sign bit spread by the shift. GCC 12 lowered every
-      // form that combined a NaN comparison with the select one lane at a time.
-      const I ab = std::bit_cast<I>(a) & 0x7fffffff, bb = std::bit_cast<I>(b) & 0x7fffffff;
-      const I take_b = ((0x7f800000 - bb) & ~(0x7f800000 - ab)) >> 31;
-      return std::bit_cast<F>((std::bit_cast<I>(b) & take_b) | (std::bit_cast<I>(m) & ~take_b));
-    }
-  }
-}
-
-template <class F, class I, BinaryOp kOp, bool kAVec, bool kBVec>
-OSPREY_INLINE void binary_row_impl(const float* a, const float* b, float* y, int64_t n) {
-  constexpr int W = kWidth<F>;
-  const float a0 = a[0], b0 = b[0];
-  const F as = splat<F>(a0), bs = splat<F>(b0);
-  int64_t k = 0;
-  for (; k + 2 * W <= n; k += 2 * W) {
-    const F r0 = binary_of<kOp, F, I>(kAVec ? load<F>(a + k) : as, kBVec ? load<F>(b + k) : bs);
-    const F r1 = binary_of<kOp, F, I>(kAVec ? load<F>(a + k + W) : as, kBVec ? load<F>(b + k + W) : bs);
-    store<F>(y + k, r0);
-    store<F>(y + k + W, r1);
-  }
-  for (; k + W <= n; k += W)
-    store<F>(y + k, binary_of<kOp, F, I>(kAVec ? load<F>(a + k) : as, kBVec ? load<F>(b + k) : bs));
-  for (; k < n; ++k) y[k] = binary_of<kOp, float, int32_t>(kAVec ? a[k] : a0, kBVec ? b[k] : b0);
-}
-
-template <class F, class I, BinaryOp kOp>
-OSPREY_INLINE void binary_row_op(const float* a, bool a_vec, const float* b, bool b_vec, float* y, int64_t n) {
-  if (a_vec && b_vec) binary_row_impl<F, I, kOp, true, true>(a, b, y, n);
-  else if (a_vec) binary_row_impl<F, I, kOp, true, false>(a, b, y, n);
-  else if (b_vec) binary_row_impl<F, I, kOp, false, true>(a, b, y, n);
-  else binary_row_impl<F, I, kOp, false, false>(a, b, y, n);
-}
+#include "kernels/cpu/binary_rows.inc"
 
 // W one-byte values (uint8 or int8, T) at p as W int32 lanes (I), and back. Written as element
 // loops through an int32 array, which GCC's SLP vectorizer turns into vpmovzx / vpack
@@ -919,12 +870,6 @@ struct QLinearAddKernel {
     qlinear_add_impl<F, I>(a, b, y, n, p);
   }
 };
-struct UnaryRowKernel {
-  template <class F, class I, class... A>
-  OSPREY_INLINE static void run(A... a) {
-    unary_row_impl<F, I>(a...);
-  }
-};
 struct BinaryRowKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(BinaryOp op, A... a) {
@@ -957,12 +902,6 @@ struct CumSumKernel {
     cumsum_middle_impl(a...);
   }
 };
-struct SoftmaxMiddleKernel {
-  template <class F, class I, class... A>
-  OSPREY_INLINE static void run(A... a) {
-    softmax_middle_impl<F, I>(a...);
-  }
-};
 struct ExtremeMiddleKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(bool min, A... a) {
@@ -984,19 +923,22 @@ struct SoftmaxKernel {
   }
 };
 
-#define OSPREY_CELL_KERNEL(Name, impl)             \
+// Kernels whose run is impl<F, I>(arguments...).
+#define OSPREY_FI_KERNEL(Name, impl)               \
   struct Name {                                    \
     template <class F, class I, class... A>        \
     OSPREY_INLINE static void run(A... a) {        \
       impl<F, I>(a...);                            \
     }                                              \
   };
-OSPREY_CELL_KERNEL(LstmCellKernel, lstm_cell_impl)
-OSPREY_CELL_KERNEL(GruCellLbrKernel, gru_cell_lbr_impl)
-OSPREY_CELL_KERNEL(GruResetKernel, gru_reset_impl)
-OSPREY_CELL_KERNEL(GruUpdateKernel, gru_update_impl)
-OSPREY_CELL_KERNEL(RnnCellKernel, rnn_cell_impl)
-#undef OSPREY_CELL_KERNEL
+OSPREY_FI_KERNEL(LstmCellKernel, lstm_cell_impl)
+OSPREY_FI_KERNEL(GruCellLbrKernel, gru_cell_lbr_impl)
+OSPREY_FI_KERNEL(GruResetKernel, gru_reset_impl)
+OSPREY_FI_KERNEL(GruUpdateKernel, gru_update_impl)
+OSPREY_FI_KERNEL(RnnCellKernel, rnn_cell_impl)
+OSPREY_FI_KERNEL(UnaryRowKernel, unary_row_impl)
+OSPREY_FI_KERNEL(SoftmaxMiddleKernel, softmax_middle_impl)
+#undef OSPREY_FI_KERNEL
 
 template <class Kernel, class... A>
 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma"))) void run_avx512(A... a) {
