@@ -8,7 +8,9 @@
 // channels_last = 1 (nwc / nhwc / ndhwc), [N, C, spatial...] otherwise. Attributes and
 // errors are ONNX MaxPool's (kernel_shape, strides, pads, auto_pad, dilations, ceil_mode);
 // there is no Indices output. The reference (reference/fused.cc, transposes around the
-// reference MaxPool) is its oracle. Primitives are cached per input shape in the node's state.
+// reference MaxPool) is its oracle. ONNX MaxPool (float32, no Indices) and ONNX AveragePool
+// (float32) run the same code in [N, C, spatial...] (below). Primitives are cached per input
+// shape and algorithm in the node's state.
 #include "kernels/cpu/dnnl_common.h"
 #include "kernels/cpu/row_kernels.h"
 #include "kernels/reference/nn_util.h"
