@@ -6,6 +6,7 @@
 // the reference, the oracle of the tests.
 #include "kernels/cpu/row_kernels.h"
 #include "kernels/reference/common.h"
+#include "kernels/reference/reduction_util.h"
 
 namespace osprey::ref {
 Status arg_max(KernelContext& ctx);  // reference/reduce.cc
@@ -24,18 +25,10 @@ Status run(KernelContext& ctx, bool min, Status (*reference)(KernelContext&)) {
   if (rank == 0 || axis < -rank || axis >= rank) return reference(ctx);  // its error
   if (axis < 0) axis += rank;
   int64_t outer = 1, n = 1, inner = 1;
-  Shape out;
-  const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (d < axis) outer *= x.dim(d);
-    if (d > axis) inner *= x.dim(d);
-    if (d == axis) {
-      n = x.dim(d);
-      if (keepdims) out.push_back(1);
-    } else {
-      out.push_back(x.dim(d));
-    }
-  }
+  ref::split_at_axis(x.shape(), axis, &outer, &n, &inner);
+  Shape out = x.shape();
+  if (ctx.attr_int("keepdims", 1) != 0) out[static_cast<size_t>(axis)] = 1;
+  else out.erase(out.begin() + axis);
   if (n == 0 || n >= (int64_t{1} << 31)) return reference(ctx);
   const bool last = ctx.attr_int("select_last_index", 0) != 0;
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kInt64, out));

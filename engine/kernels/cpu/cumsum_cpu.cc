@@ -5,6 +5,7 @@
 // reference, the oracle of the tests.
 #include "kernels/cpu/row_kernels.h"
 #include "kernels/reference/common.h"
+#include "kernels/reference/reduction_util.h"
 
 namespace osprey::ref {
 Status cum_sum(KernelContext& ctx);  // reference/scan_ops.cc
@@ -22,11 +23,9 @@ Status cum_sum(KernelContext& ctx) {
   int64_t axis = ctx.input(1).dtype() == DType::kInt64 ? ctx.input(1).data<int64_t>()[0] : ctx.input(1).data<int32_t>()[0];
   if (rank == 0 || axis < -rank || axis >= rank) return ref::cum_sum(ctx);
   if (axis < 0) axis += rank;
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
-  for (int64_t d = axis + 1; d < rank; ++d) inner *= x.dim(d);
+  int64_t outer = 1, n = 1, inner = 1;
+  ref::split_at_axis(x.shape(), axis, &outer, &n, &inner);
   if (inner == 1) return ref::cum_sum(ctx);
-  const int64_t n = x.dim(axis);
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output_uninitialized(0, DType::kFloat32, x.shape()));
   if (y.numel() == 0) return Status::Ok();
   const bool exclusive = ctx.attr_int("exclusive", 0) != 0, reverse = ctx.attr_int("reverse", 0) != 0;

@@ -77,6 +77,10 @@ inline ReducePlan make_reduce_plan(const Shape& shape, const std::vector<bool>& 
 Status reduce_axes(const KernelContext& ctx, int axes_input_since, const Tensor& x,
                    std::vector<bool>* reduce, bool* noop);
 
+// Sizes of the dims of `s` before, at and after `axis` (scan_ops.cc; the CPU ArgMax / ArgMin
+// and CumSum kernels view their input the same way).
+void split_at_axis(const Shape& s, int64_t axis, int64_t* outer, int64_t* n, int64_t* inner);
+
 // Reference kernels that the fast CPU kernels (engine/kernels/cpu) hand the cases they do not
 // cover to.
 Status reduce_sum(KernelContext& ctx);

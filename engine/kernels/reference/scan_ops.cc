@@ -22,17 +22,6 @@ Status scalar_int_input(const KernelContext& ctx, int i, const char* what, int64
   return Status::Ok();
 }
 
-// Sizes of the dims before, at and after `axis`.
-void split_at_axis(const Shape& s, int64_t axis, int64_t* outer, int64_t* n, int64_t* inner) {
-  *outer = 1;
-  *n = s.empty() ? 1 : s[static_cast<size_t>(axis)];
-  *inner = 1;
-  for (size_t d = 0; d < s.size(); ++d) {
-    if (static_cast<int64_t>(d) < axis) *outer *= s[d];
-    if (static_cast<int64_t>(d) > axis) *inner *= s[d];
-  }
-}
-
 // Total order used by TopK: NaN is larger than every number and equal to itself.
 template <class C>
 bool greater_nan_max(C a, C b) {
@@ -44,6 +33,16 @@ bool greater_nan_max(C a, C b) {
 }
 
 }  // namespace
+
+void split_at_axis(const Shape& s, int64_t axis, int64_t* outer, int64_t* n, int64_t* inner) {
+  *outer = 1;
+  *n = s.empty() ? 1 : s[static_cast<size_t>(axis)];
+  *inner = 1;
+  for (size_t d = 0; d < s.size(); ++d) {
+    if (static_cast<int64_t>(d) < axis) *outer *= s[d];
+    if (static_cast<int64_t>(d) > axis) *inner *= s[d];
+  }
+}
 
 Status cum_sum(KernelContext& ctx) {
   OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 1, 64));
