@@ -11,7 +11,7 @@
 namespace osprey::onnx_import {
 
 constexpr int kMinDefaultOpset = 1;
-constexpr int kMaxDefaultOpset = 17;
+constexpr int kMaxDefaultOpset = 22;
 
 struct ImportedModel {
   std::shared_ptr<ir::Graph> graph;

@@ -146,7 +146,8 @@ bool match_activation(const ir::Graph& g, const GraphIndex& ix, int y, Activatio
     return false;
   *m = {"", {}, {r}, a.outputs[0]};
   bool ok = true;
-  if (a.domain == kOspreyDomain && a.op_type == "Gelu") {
+  // Ours, or ONNX's own from opset 20 (the same op: approximate "none" or "tanh").
+  if ((a.domain == kOspreyDomain || (a.domain.empty() && a.opset >= 20)) && a.op_type == "Gelu") {
     const auto* ap = a.find_attribute("approximate");
     const std::string approx = ap && ap->type == ir::Attribute::Type::kString ? ap->s : "none";
     if (approx != "none" && approx != "tanh") return false;

@@ -1,5 +1,6 @@
 // Broadcasting element-wise ops with several inputs: Add, Sub, Mul, Div, Pow, Mod, BitShift,
-// comparisons (Equal, Greater, Less, GreaterOrEqual, LessOrEqual), logic (And, Or, Xor), PRelu;
+// comparisons (Equal, Greater, Less, GreaterOrEqual, LessOrEqual), logic (And, Or, Xor),
+// BitwiseAnd/Or/Xor, PRelu;
 // variadic Max, Min, Sum, Mean; and the three-input select, Where.
 #include <cmath>
 #include <cstdint>
@@ -289,6 +290,27 @@ Status binary_or(KernelContext& ctx) {
 }
 Status binary_xor(KernelContext& ctx) {
   return bool_binary<TypeList<bool>>(ctx, "Xor", [](bool a, bool b) { return a != b; });
+}
+
+// BitwiseAnd / BitwiseOr / BitwiseXor (opset 18) on integers of one type.
+template <class F>
+Status bitwise_binary(KernelContext& ctx, const char* name, F f) {
+  Binary g;
+  OSPREY_RETURN_IF_ERROR(prepare_binary(ctx, name, true, &g));
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, g.a->dtype(), g.out));
+  return dispatch<IntTypes>(g.a->dtype(), name, [&]<class T>() {
+    run_binary<T, T, T>(g, y, [f](T a, T b) -> T { return static_cast<T>(f(a, b)); });
+    return Status::Ok();
+  });
+}
+Status bitwise_and(KernelContext& ctx) {
+  return bitwise_binary(ctx, "BitwiseAnd", [](auto a, auto b) { return a & b; });
+}
+Status bitwise_or(KernelContext& ctx) {
+  return bitwise_binary(ctx, "BitwiseOr", [](auto a, auto b) { return a | b; });
+}
+Status bitwise_xor(KernelContext& ctx) {
+  return bitwise_binary(ctx, "BitwiseXor", [](auto a, auto b) { return a ^ b; });
 }
 
 // PRelu: y = x < 0 ? slope * x : x, with slope broadcast to x's shape (unidirectional).

@@ -29,6 +29,7 @@ Status unary_neg(KernelContext& ctx);
 Status unary_reciprocal(KernelContext& ctx);
 Status unary_log(KernelContext& ctx);
 Status unary_softplus(KernelContext& ctx);
+Status unary_mish(KernelContext& ctx);
 Status unary_elu(KernelContext& ctx);
 Status unary_floor(KernelContext& ctx);
 Status unary_ceil(KernelContext& ctx);

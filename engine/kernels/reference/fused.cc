@@ -301,19 +301,26 @@ Status fused_matmul(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// Gelu: ours (float32) and ONNX's from opset 20 (any float type; float16 and bfloat16
+// computed in float32).
 Status gelu(KernelContext& ctx) {
-  OSPREY_RETURN_IF_ERROR(require_float32(ctx, 0, "X"));
   if (!ctx.has_input(0)) return invalid_argument("X is required");
   const std::string approx = ctx.attr_string("approximate", "none");
   if (approx != "none" && approx != "tanh")
     return invalid_argument("attribute approximate must be 'none' or 'tanh', got '", approx, "'");
   const bool tanh_form = approx == "tanh";
   const Tensor& x = ctx.input(0);
-  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, DType::kFloat32, x.shape()));
-  const float* in = x.data<float>();
-  float* out = y.data<float>();
-  for (int64_t i = 0; i < x.numel(); ++i) out[i] = tanh_form ? gelu_tanh(in[i]) : gelu_erf(in[i]);
-  return Status::Ok();
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), x.shape()));
+  return dispatch<FloatTypes>(x.dtype(), "Gelu", [&]<class T>() {
+    using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    const T* in = x.data<T>();
+    T* out = y.data<T>();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const C v = static_cast<C>(static_cast<compute_t<T>>(in[i]));
+      out[i] = cast_to<T>(tanh_form ? gelu_tanh(v) : gelu_erf(v));
+    }
+    return Status::Ok();
+  });
 }
 
 Status check_fused_layer_norm(const KernelContext& ctx) {

@@ -317,10 +317,14 @@ Status qlinear_matmul(KernelContext& ctx) {
   std::vector<float> sc[3];
   for (int k = 0; k < 3; ++k) {
     const Tensor& t = ctx.input(scale_idx[k]);
-    if (t.dtype() != DType::kFloat32)
-      return invalid_argument(names[k], " has type ", dtype_name(t.dtype()), ", expected float32");
+    // Opset 21 also takes float16 and bfloat16 scales (read as float32, which holds them exactly).
+    const bool half = ctx.opset() >= 21 && (t.dtype() == DType::kFloat16 || t.dtype() == DType::kBFloat16);
+    if (t.dtype() != DType::kFloat32 && !half)
+      return invalid_argument(names[k], " has type ", dtype_name(t.dtype()), ", expected float32",
+                              ctx.opset() >= 21 ? ", float16 or bfloat16" : "");
     OSPREY_RETURN_IF_ERROR(per_axis_count(t, counts[k], names[k]));
-    sc[k].assign(t.data<float>(), t.data<float>() + t.numel());
+    sc[k].resize(static_cast<size_t>(t.numel()));
+    for (int64_t i = 0; i < t.numel(); ++i) sc[k][static_cast<size_t>(i)] = static_cast<float>(t.get_as_double(i));
   }
   const Tensor& yzp = ctx.input(7);
   OSPREY_RETURN_IF_ERROR(per_axis_count(yzp, 0, "y_zero_point"));

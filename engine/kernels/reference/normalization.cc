@@ -1,5 +1,6 @@
-// Normalizations: BatchNormalization, InstanceNormalization, LayerNormalization, LRN,
-// MeanVarianceNormalization. Statistics are computed in double.
+// Normalizations: BatchNormalization, InstanceNormalization, GroupNormalization,
+// LayerNormalization, LRN, MeanVarianceNormalization, LpNormalization. Statistics are computed
+// in double.
 #include <cmath>
 
 #include "kernels/reference/common.h"
@@ -166,6 +167,83 @@ Status instance_normalization(KernelContext& ctx) {
         const double a = scale[static_cast<size_t>(j)] / std::sqrt(var + eps);
         const double b = bias[static_cast<size_t>(j)] - a * mean;
         for (int64_t k = 0; k < s; ++k) q[k] = cast_to<T>(cast_to<double>(p[k]) * a + b);
+      }
+    return Status::Ok();
+  });
+}
+
+// GroupNormalization (opsets 18, 21): the channels of [N, C, ...] in num_groups groups, each
+// group normalized over its channels and positions; scale and bias have one value per group at
+// opset 18 and one per channel from opset 21.
+Status group_normalization(KernelContext& ctx) {
+  OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 2, 64));
+  const Tensor& x = ctx.input(0);
+  const int64_t n = x.dim(0), c = x.dim(1), s = spatial_size(x.shape());
+  if (!ctx.has_attr("num_groups")) return invalid_argument("attribute 'num_groups' is required");
+  const int64_t groups = ctx.attr_int("num_groups", 0);
+  if (groups <= 0 || c % groups != 0)
+    return invalid_argument("num_groups ", groups, " must be positive and divide the ", c, " channels");
+  const bool per_channel = ctx.opset() >= 21;
+  const double eps = ctx.attr_float("epsilon", 1e-5f);
+  std::vector<double> scale, bias;
+  OSPREY_RETURN_IF_ERROR(read_param(ctx, 1, "scale", per_channel ? c : groups, &scale));
+  OSPREY_RETURN_IF_ERROR(read_param(ctx, 2, "bias", per_channel ? c : groups, &bias));
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), x.shape()));
+  const int64_t cg = c / groups, len = cg * s;
+  return dispatch<FloatTypes>(x.dtype(), "GroupNormalization", [&]<class T>() {
+    const T* in = x.data<T>();
+    T* out = y.data<T>();
+    for (int64_t i = 0; i < n * groups; ++i) {
+      const T* p = in + i * len;
+      T* q = out + i * len;
+      double mean = 0, var = 0;
+      for (int64_t k = 0; k < len; ++k) mean += cast_to<double>(p[k]);
+      mean /= static_cast<double>(len);
+      for (int64_t k = 0; k < len; ++k) {
+        const double d = cast_to<double>(p[k]) - mean;
+        var += d * d;
+      }
+      var /= static_cast<double>(len);
+      const double inv = 1.0 / std::sqrt(var + eps);
+      const int64_t g = i % groups;
+      for (int64_t ch = 0; ch < cg; ++ch) {
+        const size_t at = static_cast<size_t>(per_channel ? g * cg + ch : g);
+        const double a = scale[at] * inv, b = bias[at];
+        for (int64_t k = 0; k < s; ++k)
+          q[ch * s + k] = cast_to<T>((cast_to<double>(p[ch * s + k]) - mean) * a + b);
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+// LpNormalization: x divided by its L1 or L2 norm along `axis` (default -1); a zero norm
+// gives 0.
+Status lp_normalization(KernelContext& ctx) {
+  OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 1, 64));
+  const Tensor& x = ctx.input(0);
+  int64_t axis = 0;
+  OSPREY_RETURN_IF_ERROR(normalize_axis(ctx.attr_int("axis", -1), x.rank(), &axis));
+  const int64_t p = ctx.attr_int("p", 2);
+  if (p != 1 && p != 2) return invalid_argument("p must be 1 or 2, got ", p);
+  int64_t outer = 1, len = x.dim(axis), inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
+  for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
+  OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), x.shape()));
+  return dispatch<FloatTypes>(x.dtype(), "LpNormalization", [&]<class T>() {
+    const T* in = x.data<T>();
+    T* out = y.data<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t base = o * len * inner + i;
+        double norm = 0;
+        for (int64_t k = 0; k < len; ++k) {
+          const double v = cast_to<double>(in[base + k * inner]);
+          norm += p == 1 ? std::fabs(v) : v * v;
+        }
+        if (p == 2) norm = std::sqrt(norm);
+        for (int64_t k = 0; k < len; ++k)
+          out[base + k * inner] = norm == 0 ? T(0) : cast_to<T>(cast_to<double>(in[base + k * inner]) / norm);
       }
     return Status::Ok();
   });

@@ -182,7 +182,7 @@ namespace {
 
 template <template <class> class Op>
 Status reduce_kernel(KernelContext& ctx, const char* name, int axes_input_since,
-                     bool log_sum_exp = false) {
+                     bool log_sum_exp = false, bool bool_ok = false) {
   OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 0, 64));
   const Tensor& x = ctx.input(0);
   std::vector<bool> reduce;
@@ -196,6 +196,15 @@ Status reduce_kernel(KernelContext& ctx, const char* name, int axes_input_since,
   const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
   OSPREY_ASSIGN_OR_RETURN(Tensor y,
                           ctx.new_output(0, x.dtype(), keepdims ? plan.out_shape : plan.squeezed_shape));
+  if (x.dtype() == DType::kBool && bool_ok) {
+    // ReduceMax/Min over bool (opset 20): any / all, as the max / min of bytes 0 and 1 (an
+    // empty set gives the byte type's lowest or highest, false or true).
+    std::vector<uint8_t> bytes(static_cast<size_t>(x.numel())), out(static_cast<size_t>(y.numel()));
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = x.data<bool>()[i] ? 1 : 0;
+    run_reduce<uint8_t, Op>(bytes.data(), out.data(), plan);
+    for (size_t i = 0; i < out.size(); ++i) y.data<bool>()[i] = out[i] != 0;
+    return Status::Ok();
+  }
   return dispatch<NumericTypes>(x.dtype(), name, [&]<class T>() {
     if (log_sum_exp)
       run_log_sum_exp<T>(x.data<T>(), y.data<T>(), plan);
@@ -269,8 +278,12 @@ Status arg_kernel(KernelContext& ctx, const char* name) {
 
 Status reduce_sum(KernelContext& ctx) { return reduce_kernel<SumOp>(ctx, "ReduceSum", 13); }
 Status reduce_mean(KernelContext& ctx) { return reduce_kernel<MeanOp>(ctx, "ReduceMean", 18); }
-Status reduce_max(KernelContext& ctx) { return reduce_kernel<MaxOp>(ctx, "ReduceMax", 18); }
-Status reduce_min(KernelContext& ctx) { return reduce_kernel<MinOp>(ctx, "ReduceMin", 18); }
+Status reduce_max(KernelContext& ctx) {
+  return reduce_kernel<MaxOp>(ctx, "ReduceMax", 18, false, ctx.opset() >= 20);
+}
+Status reduce_min(KernelContext& ctx) {
+  return reduce_kernel<MinOp>(ctx, "ReduceMin", 18, false, ctx.opset() >= 20);
+}
 Status reduce_prod(KernelContext& ctx) { return reduce_kernel<ProdOp>(ctx, "ReduceProd", 18); }
 Status reduce_l1(KernelContext& ctx) { return reduce_kernel<L1Op>(ctx, "ReduceL1", 18); }
 Status reduce_l2(KernelContext& ctx) { return reduce_kernel<L2Op>(ctx, "ReduceL2", 18); }

@@ -1,4 +1,4 @@
-// Resize (opsets 10, 11, 13) and Upsample (opsets 7, 9).
+// Resize (opsets 10, 11, 13, 18, 19) and Upsample (opsets 7, 9).
 //
 // Every axis gets its own 1-D mapping from output index to input taps (index, weight),
 // computed from the coordinate transformation mode. Nearest mode is a gather (exact for
@@ -24,7 +24,8 @@ enum class Ctm {
   kAlignCorners,
   kAsymmetric,
   kTfHalfPixelForNn,
-  kTfCropAndResize
+  kTfCropAndResize,
+  kHalfPixelSymmetric  // opset 19
 };
 // kSimple: Resize-10/Upsample behaviour (floor when upsampling, ceil when downsampling).
 enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
@@ -35,6 +36,7 @@ struct ResizeParams {
   NearestMode nearest = NearestMode::kSimple;
   double cubic_a = -0.75;
   bool exclude_outside = false;
+  bool antialias = false;  // opset 18: linear and cubic widen their filter when downsampling
   double extrapolation = 0.0;
   std::vector<double> scales;       // per axis
   std::vector<double> len_resized;  // per axis: output length as a real number (in * scale)
@@ -51,6 +53,13 @@ double original_coordinate(const ResizeParams& p, size_t axis, int64_t x, int64_
   switch (p.ctm) {
     case Ctm::kHalfPixel:
       return (xr + 0.5) / scale - 0.5;
+    case Ctm::kHalfPixelSymmetric: {
+      // The centre of the input maps onto the centre of the output canvas: differs from
+      // half_pixel only when the output length is not in * scale.
+      const double adjustment = static_cast<double>(p.out_shape[axis]) / len_out;
+      const double offset = 0.5 * static_cast<double>(in_len) * (1 - adjustment);
+      return offset + (xr + 0.5) / scale - 0.5;
+    }
     case Ctm::kPytorchHalfPixel:
       return len_out > 1 ? (xr + 0.5) / scale - 0.5 : 0.0;
     case Ctm::kAlignCorners:
@@ -77,7 +86,63 @@ void cubic_coeffs(double r, double a, double c[4]) {
   c[3] = ((a * x3 - 5 * a) * x3 + 8 * a) * x3 - 4 * a;
 }
 
+// Antialiased linear or cubic taps of an axis that shrinks (scale < 1), as the ONNX
+// reference computes them: the filter is stretched by 1 / scale, so each output index reads
+// 2 - 2 * start inputs around its source coordinate (start = floor(-support / scale) + 1),
+// weighted by the filter at scale * distance and normalized to sum 1.
+AxisMap antialias_axis_map(const ResizeParams& p, size_t axis, int64_t in_len) {
+  AxisMap m;
+  const double s = p.scales[axis];
+  const bool cubic = p.mode == Mode::kCubic;
+  const int64_t start = static_cast<int64_t>(std::floor((cubic ? -2.0 : -1.0) / s)) + 1;
+  const int64_t n = 2 - 2 * start;
+  const int64_t out_len = p.out_shape[axis];
+  m.taps = static_cast<int>(n);
+  m.identity = false;
+  const size_t taps = static_cast<size_t>(n);
+  m.idx.assign(static_cast<size_t>(out_len) * taps, 0);
+  m.w.assign(static_cast<size_t>(out_len) * taps, 0.0);
+  m.outside.assign(static_cast<size_t>(out_len), 0);
+  const double a = p.cubic_a;
+  auto filter = [&](double d) {
+    d = std::fabs(d);
+    if (!cubic) return std::clamp(1 - d, 0.0, 1.0);
+    if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
+    if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+    return 0.0;
+  };
+  const int64_t last = std::max<int64_t>(in_len - 1, 0);
+  std::vector<double> c(taps);
+  for (int64_t x = 0; x < out_len; ++x) {
+    const double xo = original_coordinate(p, axis, x, in_len);
+    const size_t base = static_cast<size_t>(x) * taps;
+    if (p.ctm == Ctm::kTfCropAndResize && !(xo >= 0 && xo <= static_cast<double>(in_len - 1))) {
+      m.outside[static_cast<size_t>(x)] = 1;
+      continue;
+    }
+    const double xc =
+        std::isnan(xo) ? 0.0 : std::clamp(xo, -4.0, static_cast<double>(in_len) + 4.0);
+    const double left = std::ceil(xc) - 1;  // the input index left of xc (ratio in (0, 1])
+    const double ratio = xc - left;
+    const int64_t first = static_cast<int64_t>(left) + start;
+    double sum = 0;
+    for (size_t k = 0; k < taps; ++k) {
+      c[k] = filter(s * (static_cast<double>(start + static_cast<int64_t>(k)) - ratio));
+      const int64_t i = first + static_cast<int64_t>(k);
+      if (p.exclude_outside && (i < 0 || i >= in_len)) c[k] = 0;
+      sum += c[k];
+    }
+    for (size_t k = 0; k < taps; ++k) {
+      m.idx[base + k] = std::clamp<int64_t>(first + static_cast<int64_t>(k), 0, last);
+      m.w[base + k] = sum != 0 ? c[k] / sum : 0.0;
+    }
+  }
+  return m;
+}
+
 AxisMap build_axis_map(const ResizeParams& p, size_t axis, int64_t in_len) {
+  if (p.antialias && p.mode != Mode::kNearest && p.scales[axis] < 1)
+    return antialias_axis_map(p, axis, in_len);
   AxisMap m;
   const int64_t out_len = p.out_shape[axis];
   m.taps = p.mode == Mode::kNearest ? 1 : p.mode == Mode::kLinear ? 2 : 4;
@@ -345,10 +410,11 @@ Status parse_mode(const std::string& s, bool upsample, Mode* m) {
 }
 
 // Reads a 1-D float scales tensor with one positive value per axis.
-Status read_scales(const Tensor& t, size_t rank, std::vector<double>* out) {
+Status read_scales(const Tensor& t, size_t rank, std::vector<double>* out, bool listed = false) {
   if (!dtype_is_float(t.dtype())) return invalid_argument("scales must be a float tensor");
   if (t.rank() != 1 || static_cast<size_t>(t.numel()) != rank)
-    return invalid_argument("scales must have one value per input axis (", rank, "), got shape ",
+    return invalid_argument("scales must have one value per ", listed ? "listed" : "input", " axis (", rank,
+                            "), got shape ",
                             shape_to_string(t.shape()));
   out->resize(rank);
   for (size_t a = 0; a < rank; ++a) {
@@ -401,6 +467,8 @@ Status parse_resize(KernelContext& ctx, ResizeParams& p) {
     p.ctm = Ctm::kTfHalfPixelForNn;  // removed in 13; kept for old exporters
   else if (ctm == "tf_crop_and_resize")
     p.ctm = Ctm::kTfCropAndResize;
+  else if (ctm == "half_pixel_symmetric" && opset >= 19)
+    p.ctm = Ctm::kHalfPixelSymmetric;
   else
     return invalid_argument("unsupported coordinate_transformation_mode '", ctm, "'");
   const std::string nm = ctx.attr_string("nearest_mode", "round_prefer_floor");
@@ -420,29 +488,83 @@ Status parse_resize(KernelContext& ctx, ResizeParams& p) {
   p.exclude_outside = excl == 1;
   p.extrapolation = ctx.attr_float("extrapolation_value", 0.0f);
 
+  // Opset 18: antialias, and `axes` naming the axes that scales, sizes and roi list (the
+  // others keep their length), and keep_aspect_ratio_policy for sizes.
+  std::vector<int64_t> axes;
+  std::string policy = "stretch";
+  if (opset >= 18) {
+    const int64_t aa = ctx.attr_int("antialias", 0);
+    if (aa != 0 && aa != 1) return invalid_argument("antialias must be 0 or 1, got ", aa);
+    p.antialias = aa == 1;
+    policy = ctx.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+      return invalid_argument("unsupported keep_aspect_ratio_policy '", policy, "'");
+    if (ctx.has_attr("axes")) {
+      std::vector<bool> seen(rank, false);
+      for (int64_t a : ctx.attr_ints("axes")) {
+        const int64_t r = static_cast<int64_t>(rank);
+        if (a < -r || a >= r) return invalid_argument("axes value ", a, " is out of range for rank ", r);
+        if (a < 0) a += r;
+        if (seen[static_cast<size_t>(a)]) return invalid_argument("axes lists axis ", a, " twice");
+        seen[static_cast<size_t>(a)] = true;
+        axes.push_back(a);
+      }
+    }
+  }
+  if (axes.empty() && !ctx.has_attr("axes"))
+    for (size_t a = 0; a < rank; ++a) axes.push_back(static_cast<int64_t>(a));
+  const size_t na = axes.size();
+
   // Inputs: X, roi, scales, sizes. An empty tensor counts as absent.
   auto present = [&](int i) { return ctx.has_input(i) && ctx.input(i).numel() > 0; };
   const bool has_scales = present(2), has_sizes = present(3);
   if (has_scales == has_sizes)
     return invalid_argument("exactly one of scales and sizes must be given (non-empty)");
   if (has_scales) {
-    OSPREY_RETURN_IF_ERROR(read_scales(ctx.input(2), rank, &p.scales));
+    std::vector<double> listed;
+    OSPREY_RETURN_IF_ERROR(read_scales(ctx.input(2), na, &listed, na != rank));
+    p.scales.assign(rank, 1.0);
+    for (size_t i = 0; i < na; ++i) p.scales[static_cast<size_t>(axes[i])] = listed[i];
     OSPREY_RETURN_IF_ERROR(shape_from_scales(x, p));
   } else {
     const Tensor& s = ctx.input(3);
     if (s.dtype() != DType::kInt64) return invalid_argument("sizes must be int64");
-    if (s.rank() != 1 || static_cast<size_t>(s.numel()) != rank)
-      return invalid_argument("sizes must have one value per input axis (", rank, "), got shape ",
-                              shape_to_string(s.shape()));
-    p.out_shape = s.to_int64_vector();
+    if (s.rank() != 1 || static_cast<size_t>(s.numel()) != na)
+      return invalid_argument("sizes must have one value per ", na == rank ? "input axis (" : "listed axis (",
+                              na, "), got shape ", shape_to_string(s.shape()));
+    p.out_shape = x.shape();
+    for (size_t i = 0; i < na; ++i) {
+      const int64_t v = s.data<int64_t>()[i];
+      if (v < 0) return invalid_argument("sizes[", i, "] is negative");
+      p.out_shape[static_cast<size_t>(axes[i])] = v;
+    }
     p.scales.resize(rank);
     p.len_resized.resize(rank);
     for (size_t a = 0; a < rank; ++a) {
       const int64_t in = x.dim(static_cast<int64_t>(a));
-      if (p.out_shape[a] < 0) return invalid_argument("sizes[", a, "] is negative");
       p.len_resized[a] = static_cast<double>(p.out_shape[a]);
       p.scales[a] = in == 0 ? 1.0 : static_cast<double>(p.out_shape[a]) / static_cast<double>(in);
       if (p.scales[a] == 0) p.scales[a] = 1.0;  // empty output: scale is never used
+    }
+    if (policy != "stretch" && na > 0) {
+      // One scale for the listed axes: the smallest (not_larger) or largest (not_smaller) of
+      // theirs; each listed length becomes round_half_up(scale * in).
+      double scale = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+      for (int64_t a : axes) {
+        const int64_t in = x.dim(a);
+        if (in == 0) return invalid_argument("keep_aspect_ratio_policy '", policy, "' on the empty axis ", a);
+        const double r = static_cast<double>(p.out_shape[static_cast<size_t>(a)]) / static_cast<double>(in);
+        scale = policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
+      }
+      if (!(scale > 0)) return invalid_argument("keep_aspect_ratio_policy '", policy, "' gives a zero scale");
+      for (int64_t a : axes) {
+        const size_t au = static_cast<size_t>(a);
+        const double len = scale * static_cast<double>(x.dim(a));
+        if (len >= 9.0e18) return invalid_argument("sizes give an output that is too large");
+        p.scales[au] = scale;
+        p.len_resized[au] = len;
+        p.out_shape[au] = static_cast<int64_t>(std::floor(len + 0.5));
+      }
     }
   }
   if (p.ctm == Ctm::kTfCropAndResize) {
@@ -451,12 +573,14 @@ Status parse_resize(KernelContext& ctx, ResizeParams& p) {
     if (ctx.has_input(1) && ctx.input(1).numel() > 0) {
       const Tensor& r = ctx.input(1);
       if (!dtype_is_float(r.dtype())) return invalid_argument("roi must be a float tensor");
-      if (r.rank() != 1 || static_cast<size_t>(r.numel()) != 2 * rank)
-        return invalid_argument("roi must have 2 * rank (", 2 * rank, ") values, got shape ",
-                                shape_to_string(r.shape()));
-      for (size_t i = 0; i < 2 * rank; ++i) {
-        p.roi[i] = r.get_as_double(static_cast<int64_t>(i));
-        if (!std::isfinite(p.roi[i])) return invalid_argument("roi[", i, "] is not finite");
+      if (r.rank() != 1 || static_cast<size_t>(r.numel()) != 2 * na)
+        return invalid_argument("roi must have 2 * ", na == rank ? "rank" : "the listed axes", " (", 2 * na,
+                                ") values, got shape ", shape_to_string(r.shape()));
+      for (size_t i = 0; i < 2 * na; ++i) {
+        const double v = r.get_as_double(static_cast<int64_t>(i));
+        if (!std::isfinite(v)) return invalid_argument("roi[", i, "] is not finite");
+        const size_t a = static_cast<size_t>(axes[i % na]);
+        p.roi[i < na ? a : rank + a] = v;
       }
     }
   }
@@ -498,9 +622,11 @@ Status resize_plan(KernelContext& ctx, bool upsample, ResizePlan* plan) {
   ResizeParams p;
   OSPREY_RETURN_IF_ERROR(upsample ? parse_upsample(ctx, p) : parse_resize(ctx, p));
   OSPREY_RETURN_IF_ERROR(check_empty_axes(ctx.input(0), p, upsample ? "Upsample" : "Resize"));
-  plan->linear = p.mode == Mode::kLinear;
   plan->out_shape = p.out_shape;
   plan->axes = build_maps(ctx.input(0), p);
+  // Antialiased axes read more than two taps: the fast linear kernel leaves those alone.
+  plan->linear = p.mode == Mode::kLinear &&
+                 std::all_of(plan->axes.begin(), plan->axes.end(), [](const ResizeAxis& a) { return a.taps == 2; });
   return Status::Ok();
 }
 

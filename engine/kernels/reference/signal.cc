@@ -1,4 +1,4 @@
-// Signal ops (opset 17): DFT, STFT, HannWindow, HammingWindow, BlackmanWindow,
+// Signal ops (opset 17; DFT also 20): DFT, STFT, HannWindow, HammingWindow, BlackmanWindow,
 // MelWeightMatrix. Transforms are computed in double: radix-2 FFT for power-of-two
 // lengths, Bluestein's chirp-z algorithm (on top of the radix-2 FFT) otherwise.
 #include <cmath>
@@ -86,6 +86,10 @@ double to_d(T v) {
 
 }  // namespace
 
+// DFT (opsets 17, 20; 20 takes the axis as input 2, default -2). With inverse and onesided
+// the input is a half spectrum (length m along the axis) and the output is real: the inverse
+// transform of its Hermitian extension to dft_length (default 2 (m - 1)) points, as numpy's
+// irfft (the imaginary parts of the zero and Nyquist bins do not reach the output).
 Status dft(KernelContext& ctx) {
   OSPREY_RETURN_IF_ERROR(require_rank(ctx, 0, 2, 64));
   const Tensor& x = ctx.input(0);
@@ -94,23 +98,37 @@ Status dft(KernelContext& ctx) {
   if (comps != 1 && comps != 2)
     return invalid_argument("the last dimension of input must be 1 (real) or 2 (complex), got ",
                             comps);
+  int64_t axis_value = 1;
+  if (ctx.opset() >= 20) {
+    if (ctx.has_attr("axis")) return invalid_argument("from opset 20 the axis is input 2, not an attribute");
+    bool has_axis = false;
+    axis_value = -2;
+    OSPREY_RETURN_IF_ERROR(read_int_scalar(ctx, 2, "axis", &has_axis, &axis_value));
+    if (!has_axis) axis_value = -2;
+  } else {
+    axis_value = ctx.attr_int("axis", 1);
+  }
   int64_t axis = 0;
-  OSPREY_RETURN_IF_ERROR(normalize_axis(ctx.attr_int("axis", 1), rank, &axis));
+  OSPREY_RETURN_IF_ERROR(normalize_axis(axis_value, rank, &axis));
   if (axis == rank - 1) return invalid_argument("axis must not be the last (complex) dimension");
   const int64_t onesided = ctx.attr_int("onesided", 0), inverse = ctx.attr_int("inverse", 0);
   if ((onesided != 0 && onesided != 1) || (inverse != 0 && inverse != 1))
     return invalid_argument("onesided and inverse must be 0 or 1");
+  const bool real_out = inverse && onesided;
   const int64_t len = x.dim(axis);
-  int64_t n = len;
+  int64_t n = real_out ? 2 * (len - 1) : len;
   bool has_len = false;
   OSPREY_RETURN_IF_ERROR(read_int_scalar(ctx, 1, "dft_length", &has_len, &n));
-  if (!has_len) n = len;
+  if (!has_len) n = real_out ? 2 * (len - 1) : len;
   if (n <= 0) return invalid_argument("dft_length must be positive, got ", n);
   if (n > ctx.max_elements()) return resource_exhausted("dft_length ", n, " is too large");
-  const int64_t out_len = onesided ? n / 2 + 1 : n;
+  const int64_t out_len = real_out ? n : onesided ? n / 2 + 1 : n;
+  const int64_t out_comps = real_out ? 1 : 2;
+  // Input bins read: a half spectrum gives bins 0..n/2 (the rest by symmetry).
+  const int64_t read = real_out ? std::min(len, n / 2 + 1) : std::min(n, len);
   Shape os = x.shape();
   os[static_cast<size_t>(axis)] = out_len;
-  os.back() = 2;
+  os.back() = out_comps;
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, x.dtype(), os));
   if (y.numel() == 0) return Status::Ok();
   int64_t outer = 1, inner = 1;
@@ -125,15 +143,18 @@ Status dft(KernelContext& ctx) {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
         std::fill(buf.begin(), buf.end(), cd(0, 0));
-        for (int64_t k = 0; k < std::min(n, len); ++k) {
+        for (int64_t k = 0; k < read; ++k) {
           const T* p = in + ((o * len + k) * inner + i) * comps;
           buf[static_cast<size_t>(k)] = cd(to_d(p[0]), comps == 2 ? to_d(p[1]) : 0.0);
         }
+        if (real_out)
+          for (int64_t k = n / 2 + 1; k < n; ++k)
+            buf[static_cast<size_t>(k)] = std::conj(buf[static_cast<size_t>(n - k)]);
         dft_any(buf, sign);
         for (int64_t k = 0; k < out_len; ++k) {
-          T* q = out + ((o * out_len + k) * inner + i) * 2;
+          T* q = out + ((o * out_len + k) * inner + i) * out_comps;
           q[0] = cast_to<T>(buf[static_cast<size_t>(k)].real() * scale);
-          q[1] = cast_to<T>(buf[static_cast<size_t>(k)].imag() * scale);
+          if (!real_out) q[1] = cast_to<T>(buf[static_cast<size_t>(k)].imag() * scale);
         }
       }
     return Status::Ok();

@@ -83,6 +83,9 @@ OSPREY_FLOAT_UNARY(unary_softsign, "Softsign", x / (decltype(x)(1) + std::fabs(x
 // log(1 + e^x), written to neither overflow nor lose precision.
 OSPREY_FLOAT_UNARY(unary_softplus, "Softplus",
                    x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)))
+// Mish (opset 18): x tanh(softplus(x)).
+OSPREY_FLOAT_UNARY(unary_mish, "Mish",
+                   x * std::tanh(x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x))))
 // sigmoid and hardswish: activation.h
 OSPREY_FLOAT_UNARY(unary_sigmoid, "Sigmoid", sigmoid(x))
 OSPREY_FLOAT_UNARY(unary_hardswish, "HardSwish", hardswish(x))
@@ -295,6 +298,11 @@ Status unary_isinf(KernelContext& ctx) {
     }
     return Status::Ok();
   });
+}
+
+// BitwiseNot (opset 18) on integers.
+Status bitwise_not(KernelContext& ctx) {
+  return map_unary<IntTypes>(ctx, "BitwiseNot", [](auto x) -> decltype(x) { return static_cast<decltype(x)>(~x); });
 }
 
 Status unary_not(KernelContext& ctx) {
