@@ -298,7 +298,7 @@ class ChannelsLast final : public Pass {
         const int y = n.outputs[0];
         const int r = add_unique_value(g, g.values[static_cast<size_t>(y)].name + "_nhwc", float_tensor_type());
         n.op_type = "ReduceMean";
-        n.opset = opset_;
+        n.opset = 13;  // the last ReduceMean with `axes` as an attribute (an input from 18)
         n.kernel = nullptr;
         n.attributes.clear();
         n.attributes["axes"] = ints_attribute({1, 2});

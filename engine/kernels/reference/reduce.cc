@@ -159,6 +159,8 @@ Status reduce_axes(const KernelContext& ctx, int axes_input_since, const Tensor&
   std::vector<int64_t> axes;
   *noop = false;
   if (ctx.opset() >= axes_input_since) {
+    if (ctx.has_attr("axes"))
+      return invalid_argument("from opset ", axes_input_since, " the axes are input 1, not an attribute");
     if (ctx.has_input(1)) {
       const Tensor& a = ctx.input(1);
       if (a.dtype() != DType::kInt64 && a.dtype() != DType::kInt32)
