@@ -1,7 +1,7 @@
 // conv_activation_fusion (level 2): a float32 Conv (or a FusedConv without activation) followed
 // by an activation becomes one com.osprey FusedConv with `activation` set:
 //   Relu, Clip (constant bounds), LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh,
-//   x * Sigmoid(x) (Silu), com.osprey Gelu (from gelu_fusion).
+//   x * Sigmoid(x) (Silu), Gelu (ours from gelu_fusion, or ONNX's), Mish.
 // The Conv's output must have no other use (no other reader, not a graph output, not read by
 // a subgraph); the activation's output becomes the FusedConv's. Runs after conv_add_fusion, so
 // Conv -> Add(residual) -> Relu ends as one node: act(Conv + B + Z).

@@ -156,7 +156,7 @@ bool match_activation(const ir::Graph& g, const GraphIndex& ix, int y, Activatio
   }
   if (!a.domain.empty()) return false;
   const std::string& op = a.op_type;
-  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || (op == "HardSwish")) {
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || (op == "HardSwish") || (op == "Mish" && a.opset >= 18)) {
     m->name = op;
     return a.inputs.size() == 1;
   }

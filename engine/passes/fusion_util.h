@@ -94,7 +94,8 @@ bool constant_padding(const ir::Graph& g, const ir::Node& pad, std::vector<int64
 bool clip_bounds(const ir::Graph& g, const ir::Node& n, std::vector<float>* params);
 
 // Relu, Clip (constant bounds), LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh,
-// Mul(y, Sigmoid(y)) (Silu), com.osprey Gelu. `y` must have no other use.
+// Mul(y, Sigmoid(y)) (Silu), Gelu (ours, or ONNX's from opset 20), Mish (opset 18). `y` must
+// have no other use.
 bool match_activation(const ir::Graph& g, const GraphIndex& ix, int y, ActivationMatch* m);
 
 // An Add reading `y` (its only use) and a value `z` of exactly y's shape that does not depend

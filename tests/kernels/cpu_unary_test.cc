@@ -1,6 +1,6 @@
-// LeakyRelu, Sqrt, Erf, HardSigmoid, HardSwish, Abs, Neg, Reciprocal, Log, Softplus, Elu,
+// LeakyRelu, Sqrt, Erf, HardSigmoid, HardSwish, Abs, Neg, Reciprocal, Log, Softplus, Elu, Mish,
 // Floor, Ceil and Round on the CPU row kernel: bit for bit the reference's on NaN, infinities, signed zeros and wide
-// values (Erf, Log, Softplus and Elu within a few 1e-7 of double oracles), every ISA variant, lengths around the vector width, in place, one
+// values (Erf, Log, Softplus, Elu and Mish within a few 1e-7 of double oracles), every ISA variant, lengths around the vector width, in place, one
 // and two threads, the attributes; and the calls handed to the reference.
 #include <gtest/gtest.h>
 
@@ -128,10 +128,10 @@ TEST(CpuUnary, ErfIsWithin2e7OfADoubleOracleOnEveryIsa) {
   }
 }
 
-// Log, Softplus and Elu against double oracles on every ISA: within 3e-7 relative (relative to
+// Log, Softplus, Elu and Mish against double oracles on every ISA: within 3e-7 relative (relative to
 // max(1e-30, |want|) for Log and Softplus, whose small results keep their relative accuracy;
 // Elu's e^x - 1 near 0 too), over a sweep from denormals to 1e30 and the specials.
-TEST(CpuUnary, LogSoftplusAndEluMatchDoubleOraclesOnEveryIsa) {
+TEST(CpuUnary, LogSoftplusEluAndMishMatchDoubleOraclesOnEveryIsa) {
   std::vector<float> xs;
   for (int i = -4000; i <= 4000; ++i) xs.push_back(static_cast<float>(i) * 0.01f);
   for (float m = 1e-44f; m < 1e30f; m *= 3.7f) {
@@ -147,7 +147,10 @@ TEST(CpuUnary, LogSoftplusAndEluMatchDoubleOraclesOnEveryIsa) {
   };
   const Op ops[] = {{UnaryOp::kLog, "Log", [](double x) { return std::log(x); }},
                     {UnaryOp::kSoftplus, "Softplus", [](double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }},
-                    {UnaryOp::kElu, "Elu", [](double x) { return x < 0 ? 0.7 * std::expm1(x) : x; }}};
+                    {UnaryOp::kElu, "Elu", [](double x) { return x < 0 ? 0.7 * std::expm1(x) : x; }},
+                    {UnaryOp::kMish, "Mish", [](double x) {
+                       return x * std::tanh(x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)));
+                     }}};
   for (VectorIsa isa : runnable_isas()) {
     for (const Op& op : ops) {
       SCOPED_TRACE(std::string(cpu::vector_isa_name(isa)) + " " + op.name);
@@ -166,7 +169,10 @@ TEST(CpuUnary, LogSoftplusAndEluMatchDoubleOraclesOnEveryIsa) {
         // Elu's alpha is a float: the oracle's 0.7 rounded as the kernel's.
         const double w = op.op == UnaryOp::kElu && xs[static_cast<size_t>(i)] < 0 ? want / 0.7 * 0.7f : want;
         const double err = std::fabs(got - w) / std::max(1e-30, std::fabs(w));
-        if (err > worst && std::fabs(w) > 1e-37) {  // results in the denormals keep only their bits
+        // Results in the denormals keep only their bits; so does Mish below x = -87.3, where
+        // e^x (the reference's float std::exp too) is a denormal.
+        const bool denormal_step = op.op == UnaryOp::kMish && xs[static_cast<size_t>(i)] < -87.3f;
+        if (err > worst && std::fabs(w) > 1e-37 && !denormal_step) {
           worst = err;
           at = xs[static_cast<size_t>(i)];
         }
@@ -190,6 +196,10 @@ TEST(CpuUnary, LogSoftplusAndEluMatchDoubleOraclesOnEveryIsa) {
     EXPECT_EQ(y[2], inf);
     EXPECT_EQ(y[3], -1.0f);
     EXPECT_TRUE(std::isnan(y[4]));
+    cpu::unary_row(isa, UnaryOp::kMish, sp.data(), y.data(), static_cast<int64_t>(sp.size()));
+    EXPECT_EQ(y[0], 0.0f);
+    EXPECT_EQ(y[2], inf);
+    EXPECT_TRUE(std::isnan(y[3]) && std::isnan(y[4]));  // -inf * 0, as the reference
   }
 }
 
@@ -200,11 +210,12 @@ TEST(CpuUnary, LogSoftplusAndEluNodesMatchTheReferenceOnThreads) {
   Tensor pos = x.clone();
   for (int64_t i = 0; i < pos.numel(); ++i) pos.data<float>()[i] = std::fabs(pos.data<float>()[i]) + 1e-3f;
   const std::vector<std::tuple<const char*, Attrs, Tensor>> cases = {
-      {"Log", {}, pos}, {"Softplus", {}, x}, {"Elu", {{"alpha", float_attr(0.5f)}}, x}};
+      {"Log", {}, pos}, {"Softplus", {}, x}, {"Elu", {{"alpha", float_attr(0.5f)}}, x}, {"Mish", {}, x}};
   for (const auto& [op, attrs, in] : cases) {
     SCOPED_TRACE(op);
-    NodeRunner ref(op, "", 13, attrs, Device::ref);
-    NodeRunner fast(op, "", 13, attrs, Device::cpu);
+    const int opset = std::string(op) == "Mish" ? 18 : 13;
+    NodeRunner ref(op, "", opset, attrs, Device::ref);
+    NodeRunner fast(op, "", opset, attrs, Device::cpu);
     expect_close_to_reference(ref, fast, {in}, &pool2, 3e-7);
   }
 }

@@ -21,8 +21,8 @@ onnx::AttributeProto float_attr(const std::string& name, float v) {
 
 // x[N,3,5,5] -> Conv(W[4,3,3,3], B, pads 1) -> c -> `build(m, "c")` -> y
 template <class F>
-ModelBuilder conv_then(F build) {
-  ModelBuilder m;
+ModelBuilder conv_then(F build, int opset = 17) {
+  ModelBuilder m(opset);
   m.input("x", kF, {-1, 3, 5, 5}).output("y");
   m.initializer("W", {4, 3, 3, 3}, values(108, -0.5f, 0.17f));
   m.initializer("B", {4}, {0.1f, -0.2f, 0.3f, -0.4f});
@@ -76,6 +76,22 @@ TEST(ConvActivationFusionTest, FusesEachActivation) {
     b.node("Mul", {"s", "c"}, {"y"});
   });
   expect_fused(silu, "Silu");
+}
+
+TEST(ConvActivationFusionTest, FusesTheActivationsOfLaterOpsets) {
+  auto mish = conv_then([](ModelBuilder& b) { b.node("Mish", {"c"}, {"y"}); }, 18);
+  expect_fused(mish, "Mish");
+  auto gelu = conv_then([](ModelBuilder& b) { b.node("Gelu", {"c"}, {"y"}); }, 20);
+  expect_fused(gelu, "Gelu");
+  auto gelu_tanh = conv_then(
+      [](ModelBuilder& b) {
+        auto* a = b.node("Gelu", {"c"}, {"y"}).add_attribute();
+        a->set_name("approximate");
+        a->set_type(onnx::AttributeProto::STRING);
+        a->set_s("tanh");
+      },
+      20);
+  expect_fused(gelu_tanh, "GeluTanh");
 }
 
 TEST(ConvActivationFusionTest, LeavesSharedOutputsAndNonConstantClip) {

@@ -98,9 +98,19 @@ MODELS = {
     "round": (node("Round", ["x"]), [("x", [1, 128, 80, 80])], []),
     "gather_elements": (node("GatherElements", ["x", "i"], axis=1), [("x", [1, 1000, 640]), ("i", [1, 100, 640])], []),
     "scatter_nd": (node("ScatterND", ["x", "i", "b"]), [("x", [1000, 768]), ("i", [16, 1]), ("b", [16, 768])], []),
+    # ops of opsets 18-21
+    "groupnorm": (node("GroupNormalization", ["x", "s", "b"], num_groups=32), [("x", [1, 256, 64, 64])],
+                  [floats(np.ones(256), "s"), floats(np.zeros(256), "b")]),
+    "mish": (node("Mish", ["x"]), [("x", [1, 128, 80, 80])], []),
+    "lpnorm": (node("LpNormalization", ["x"], axis=-1, p=2), [("x", [128, 384])], []),
+    "resize_aa": (node("Resize", ["x", "", "sc"], mode="linear", antialias=1), [("x", [1, 3, 448, 448])],
+                  [floats([1, 1, 0.5, 0.5], "sc")]),
     "nms": (node("NonMaxSuppression", ["x", "b", "m", "iou", "th"]), [("x", [1, 8400, 4]), ("b", [1, 80, 8400])],
             [ints([100], "m"), floats([0.5], "iou"), floats([0.25], "th")]),
 }
+
+# Models of ops (or op forms) newer than opset 17.
+OPSETS = {"gelu_op": 20, "groupnorm": 21, "mish": 18, "resize_aa": 18}
 
 
 def main():
@@ -123,8 +133,9 @@ def main():
                     "cast_half": TensorProto.FLOAT16}.get(name, TensorProto.FLOAT)
         outputs = [helper.make_tensor_value_info(o, TensorProto.INT64 if o == "i" else out_type, None) for o in n.output]
         graph = helper.make_graph([n], name, declared, outputs, inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20 if name == "gelu_op" else 17)])
-        model.ir_version = 8
+        opset = OPSETS.get(name, 17)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        model.ir_version = 10 if opset >= 21 else 9 if opset >= 19 else 8
         onnx.save(model, out / f"{name}.onnx")
         print(out / f"{name}.onnx")
 

@@ -46,7 +46,7 @@ Status read_activation(const KernelContext& ctx, Activation* act) {
   static constexpr Known kKnown[] = {
       {"", 0},        {"Relu", 0},        {"Clip", 2},      {"LeakyRelu", 1},
       {"Sigmoid", 0}, {"HardSigmoid", 2}, {"HardSwish", 0}, {"Tanh", 0},
-      {"Silu", 0},    {"Gelu", 0},        {"GeluTanh", 0},
+      {"Silu", 0},    {"Gelu", 0},        {"GeluTanh", 0},  {"Mish", 0},
   };
   act->name = ctx.attr_string("activation", "");
   act->params = ctx.attr_floats("activation_params");
@@ -100,6 +100,8 @@ void append_activation(const Activation& act, dnnl::post_ops* ops) {
     ops->append_eltwise(1.0f, A::eltwise_gelu_erf, 0.0f, 0.0f);
   else if (n == "GeluTanh")
     ops->append_eltwise(1.0f, A::eltwise_gelu_tanh, 0.0f, 0.0f);
+  else if (n == "Mish")
+    ops->append_eltwise(1.0f, A::eltwise_mish, 0.0f, 0.0f);
 }
 
 Buffer::Buffer(size_t bytes) {

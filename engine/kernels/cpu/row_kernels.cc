@@ -71,18 +71,28 @@ OSPREY_INLINE void layer_norm_impl(const float* x, float* y, int64_t rows, int64
 // parameters: y = (x - mean) a + bias, a = scale / sqrt(var + eps), with the mean as two floats
 // (hi + lo) so that x - mean keeps its low bits when the plane sits far from zero (x a + (bias
 // - a mean) in float lost them: 1.4e-4 off the reference at values 100 +- 3).
-OSPREY_INLINE void instance_norm_impl(const float* x, float* y, int64_t rows, int64_t m, const float* scale,
-                                      const float* bias, int64_t channels, int64_t first_row, double eps) {
+// Rows of cg planes of m floats each (one group of one item): the row's mean and variance in
+// double, then each plane scaled by its channel's (per_channel) or the group's parameter.
+OSPREY_INLINE void group_norm_impl(const float* x, float* y, int64_t rows, int64_t cg, int64_t m,
+                                   const float* scale, const float* bias, bool per_channel, int64_t groups,
+                                   int64_t first_row, double eps) {
+  const int64_t len = cg * m;
   for (int64_t r = 0; r < rows; ++r) {
-    const float* p = x + r * m;
-    float* q = y + r * m;
-    const int64_t ch = (first_row + r) % channels;
-    const double mean = sum_row(p, m) / static_cast<double>(m);
-    const double var = sum_sq_dev(p, m, mean) / static_cast<double>(m);
-    const float a = static_cast<float>(static_cast<double>(scale[ch]) / std::sqrt(var + eps));
+    const float* p = x + r * len;
+    float* q = y + r * len;
+    const int64_t g = (first_row + r) % groups;
+    const double mean = sum_row(p, len) / static_cast<double>(len);
+    const double var = sum_sq_dev(p, len, mean) / static_cast<double>(len);
+    const double inv = std::sqrt(var + eps);
     const float hi = static_cast<float>(mean), lo = static_cast<float>(mean - static_cast<double>(hi));
-    const float b = bias[ch];
-    for (int64_t k = 0; k < m; ++k) q[k] = ((p[k] - hi) - lo) * a + b;
+    for (int64_t c = 0; c < cg; ++c) {
+      const int64_t at = per_channel ? g * cg + c : g;
+      const float a = static_cast<float>(static_cast<double>(scale[at]) / inv);
+      const float b = bias[at];
+      const float* pc = p + c * m;
+      float* qc = q + c * m;
+      for (int64_t k = 0; k < m; ++k) qc[k] = ((pc[k] - hi) - lo) * a + b;
+    }
   }
 }
 
@@ -791,10 +801,10 @@ struct LayerNormKernel {
     layer_norm_impl(a...);
   }
 };
-struct InstanceNormKernel {
+struct GroupNormKernel {
   template <class F, class I, class... A>
   OSPREY_INLINE static void run(A... a) {
-    instance_norm_impl(a...);
+    group_norm_impl(a...);
   }
 };
 struct SumMiddleKernel {
@@ -1001,7 +1011,13 @@ void layer_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int6
 void instance_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int64_t m,
                         const float* scale, const float* bias, int64_t channels, int64_t first_row,
                         double eps) {
-  dispatch<InstanceNormKernel>(isa, x, y, rows, m, scale, bias, channels, first_row, eps);
+  dispatch<GroupNormKernel>(isa, x, y, rows, int64_t{1}, m, scale, bias, true, channels, first_row, eps);
+}
+
+void group_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int64_t cg, int64_t m,
+                     const float* scale, const float* bias, bool per_channel, int64_t groups, int64_t first_row,
+                     double eps) {
+  dispatch<GroupNormKernel>(isa, x, y, rows, cg, m, scale, bias, per_channel, groups, first_row, eps);
 }
 
 void sum_middle_axis(VectorIsa isa, const float* x, float* y, int64_t o_begin, int64_t o_end,

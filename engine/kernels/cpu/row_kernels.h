@@ -26,6 +26,13 @@ void layer_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int6
 void instance_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int64_t m,
                         const float* scale, const float* bias, int64_t channels, int64_t first_row,
                         double eps);
+// GroupNormalization over `rows` groups of cg planes of m contiguous floats: row r is group
+// g = (first_row + r) % groups, normalized over its cg * m values as instance_norm_rows does a
+// plane, plane c scaled by scale[g * cg + c] and bias[g * cg + c] (per_channel, opset 21) or
+// by scale[g] and bias[g] (opset 18). x and y may alias.
+void group_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int64_t cg, int64_t m,
+                     const float* scale, const float* bias, bool per_channel, int64_t groups, int64_t first_row,
+                     double eps);
 
 // Views x as [outer, r, inner] and writes y[o, i] = mult * sum over k < r of x[o, k, i] for
 // o in [o_begin, o_end) and every i, summed in double (mult = 1 for a sum, 1/r for a mean).
@@ -127,13 +134,13 @@ void rnn_cell(VectorIsa isa, const float* x, const float* hr, float* h, int64_t 
 // in its order, so bit for bit its result: LeakyRelu (alpha), Sqrt, HardSigmoid (alpha, beta;
 // NaN gives 1 as there), HardSwish, Abs, Neg, Reciprocal; Erf is a polynomial within 2e-7 of
 // std::erf (relative below |x| 1, absolute above); Affine is alpha x + beta (fused where the ISA
-// has a multiply-add: BatchNormalization's per-channel map); Log (Cephes' logf), Softplus and Elu
-// (alpha; its e^x - 1 accurate near 0, as std::expm1) are within a few 1e-7 relative of the
-// reference's; Floor, Ceil and Round (half to even, +0 for x in [-0.5, 0) as the reference)
+// has a multiply-add: BatchNormalization's per-channel map); Log (Cephes' logf), Softplus, Elu
+// (alpha; its e^x - 1 accurate near 0, as std::expm1) and Mish are within a few 1e-7 relative of
+// the reference's; Floor, Ceil and Round (half to even, +0 for x in [-0.5, 0) as the reference)
 // are exact. x and y may be the same array.
 enum class UnaryOp {
   kLeakyRelu, kSqrt, kErf, kHardSigmoid, kHardSwish, kAbs, kNeg, kReciprocal, kAffine, kLog, kSoftplus, kElu,
-  kFloor, kCeil, kRound
+  kFloor, kCeil, kRound, kMish
 };
 void unary_row(VectorIsa isa, UnaryOp op, const float* x, float* y, int64_t n, float alpha = 0,
                float beta = 0);

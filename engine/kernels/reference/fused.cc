@@ -18,7 +18,7 @@
 //                                 channels_last pass makes it); the oracle transposes around the
 //                                 reference MaxPool.
 //
-// activation: "" (none), Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Silu,
+// activation: "" (none), Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Silu, Mish,
 // Gelu, GeluTanh. activation_params: Clip [min, max], LeakyRelu [alpha], HardSigmoid [alpha,
 // beta]; none for the others. activation_affine = [scale, shift] (optional, FusedConv and
 // FusedMatMul): Y = act(...) * scale + shift, the per-tensor affine some exports put after an
@@ -52,7 +52,8 @@ enum class Act {
   kTanh,
   kSilu,
   kGelu,
-  kGeluTanh
+  kGeluTanh,
+  kMish
 };
 
 struct Activation {
@@ -80,6 +81,7 @@ Status read_activation(const KernelContext& ctx, Activation* act) {
       {"Silu", Act::kSilu, 0},
       {"Gelu", Act::kGelu, 0},
       {"GeluTanh", Act::kGeluTanh, 0},
+      {"Mish", Act::kMish, 0},
   };
   const std::string name = ctx.attr_string("activation", "");
   const std::vector<float> params = ctx.attr_floats("activation_params");
@@ -118,6 +120,7 @@ float activate(const Activation& act, float x) {
     case Act::kSilu: return silu(x);
     case Act::kGelu: return gelu_erf(x);
     case Act::kGeluTanh: return gelu_tanh(x);
+    case Act::kMish: return x * std::tanh(x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)));
   }
   return x;
 }
