@@ -1,10 +1,10 @@
 # Runs the ONNX node conformance cases through onnxruntime with the same comparison as
 # osprey_conformance (rtol 1e-3, atol 1e-7; training-domain cases excluded), to put
-# Osprey's pass rate beside the peer's.   .venv/bin/python tools/conformance/ort_node_tests.py
+# Osprey's pass rate beside the peer's.   .venv/bin/python tools/conformance/ort_node_tests.py [DIR]
 import glob, os, sys, numpy as np, onnx, onnxruntime as ort
 from onnx import numpy_helper
 ort.set_default_logger_severity(4)
-root = "/usr/share/libonnx-testdata/data/node"
+root = sys.argv[1] if len(sys.argv) > 1 else "/usr/share/libonnx-testdata/data/node"  # or a DIR of onnx_node_cases.py
 passed = failed = training = 0
 fails = []
 def load_pb(path, kind):

@@ -1,13 +1,16 @@
-// Resize and Upsample in linear mode over float32 when only the last two axes change (the
-// bilinear upsampling of a segmentation head or an FPN, any coordinate transformation mode):
-// the reference's taps (ref::resize_plan), interpolated output row by output row with the
-// two horizontally interpolated input rows it needs kept and reused by the next output rows,
-// rows across the threads. The reference resizes the whole tensor one axis at a time through
-// float buffers (1.2-2.4x onnxruntime's time on [1, 64, 80, 80] x2). The arithmetic is the
-// reference's, in its order (0 + w0 a + w1 b along the rows, then w0 r0 (+ w1 r1 where w1 is
-// not 0) down the columns; this file is built without fused multiply-adds), so the results
-// are its bits. Nearest and cubic modes, the tf_crop_and_resize box, other axes and other
-// types run the reference, the oracle of the tests.
+// Resize and Upsample with interpolation (linear, cubic, antialiased) over float32 when only
+// the last two axes change (the bilinear upsampling of a segmentation head or an FPN, the
+// antialiased downscaling of a pre-processing graph; any coordinate transformation mode): the
+// reference's taps (ref::resize_plan), interpolated output row by output row, the horizontally
+// interpolated input rows it needs kept (as many as an output row has taps) and reused by the
+// next output rows, rows across the threads. The reference resizes the whole tensor one axis
+// at a time through float buffers (1.2-2.4x onnxruntime's time on [1, 64, 80, 80] x2, 2x on an
+// antialiased halving). The arithmetic is the reference's, in its order (0 + w0 a + w1 b + ...
+// along the rows, then w0 r0 (+ wk rk for each later tap whose wk is not 0) down the columns;
+// this file is built without fused multiply-adds), so the results are its bits. Nearest mode,
+// the tf_crop_and_resize box, other axes and other types run the reference, the oracle of the
+// tests.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -17,29 +20,27 @@
 namespace osprey::cpu {
 namespace {
 
-// One axis's taps as floats (the reference converts its double weights the same way).
+// One axis's taps with float weights (the reference converts its double weights the same way):
+// output index j reads idx[j * n + k] with weight w[j * n + k], k < n.
 struct Taps {
-  std::vector<int64_t> i0, i1;
-  std::vector<float> w0, w1;
+  int64_t n = 0;
+  std::vector<int64_t> idx;
+  std::vector<float> w;
 };
 
 Taps float_taps(const ref::ResizeAxis& a) {
   Taps t;
-  const size_t n = a.idx.size() / 2;
-  for (size_t j = 0; j < n; ++j) {
-    t.i0.push_back(a.idx[2 * j]);
-    t.i1.push_back(a.idx[2 * j + 1]);
-    t.w0.push_back(static_cast<float>(a.w[2 * j]));
-    t.w1.push_back(static_cast<float>(a.w[2 * j + 1]));
-  }
+  t.n = a.taps;
+  t.idx = a.idx;
+  for (double v : a.w) t.w.push_back(static_cast<float>(v));
   return t;
 }
 
-// True when the plan is linear, every axis before the last two is the identity and no output
-// index falls outside (tf_crop_and_resize's box).
-bool planar_linear(const ref::ResizePlan& plan) {
+// True when the plan interpolates, every axis before the last two is the identity and no
+// output index falls outside (tf_crop_and_resize's box).
+bool planar(const ref::ResizePlan& plan) {
   const size_t rank = plan.axes.size();
-  if (!plan.linear || rank < 2) return false;
+  if (!plan.interpolated || rank < 2) return false;
   for (size_t a = 0; a + 2 < rank; ++a)
     if (!plan.axes[a].identity) return false;
   for (size_t a = rank - 2; a < rank; ++a)
@@ -51,10 +52,10 @@ bool planar_linear(const ref::ResizePlan& plan) {
 Status run(KernelContext& ctx, bool upsample, Status (*reference)(KernelContext&)) {
   const std::string mode = ctx.attr_string("mode", "nearest");
   if (!ctx.has_input(0) || !ctx.input_value(0).is_tensor() || ctx.input(0).dtype() != DType::kFloat32 ||
-      (mode != "linear" && mode != "bilinear"))
+      (mode != "linear" && mode != "bilinear" && mode != "cubic"))
     return reference(ctx);  // without building the taps twice
   ref::ResizePlan plan;
-  if (!ref::resize_plan(ctx, upsample, &plan).ok() || !planar_linear(plan)) return reference(ctx);
+  if (!ref::resize_plan(ctx, upsample, &plan).ok() || !planar(plan)) return reference(ctx);
   const Tensor& x = ctx.input(0);
   const int64_t rank = x.rank();
   const int64_t ih = x.dim(rank - 2), iw = x.dim(rank - 1);
@@ -67,27 +68,30 @@ Status run(KernelContext& ctx, bool upsample, Status (*reference)(KernelContext&
   const int64_t planes = y.numel() / (oh * ow);
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
-  ctx.parallel_for(planes * oh, ow * 8, [&](int64_t u0, int64_t u1) {
-    // Input rows interpolated along the last axis: two buffers, each remembering its row.
-    std::vector<float> buf[2] = {std::vector<float>(static_cast<size_t>(ow)), std::vector<float>(static_cast<size_t>(ow))};
-    int64_t held[2] = {-1, -1};  // plane * ih + input row, or -1
-    int next = 0;
+  const size_t kept = static_cast<size_t>(std::max<int64_t>(th.n, 1));
+  ctx.parallel_for(planes * oh, ow * 4 * (th.n + tw.n), [&](int64_t u0, int64_t u1) {
+    // Input rows interpolated along the last axis, each buffer remembering its row; replaced
+    // round robin.
+    std::vector<std::vector<float>> buf(kept, std::vector<float>(static_cast<size_t>(ow)));
+    std::vector<int64_t> held(kept, -1);  // plane * ih + input row, or -1
+    size_t next = 0;
     auto row = [&](int64_t plane, int64_t r) -> const float* {
       const float* src = xp + (plane * ih + r) * iw;
       if (aw.identity) return src;
       const int64_t key = plane * ih + r;
-      for (int b = 0; b < 2; ++b)
+      for (size_t b = 0; b < kept; ++b)
         if (held[b] == key) return buf[b].data();
       float* d = buf[next].data();
+      const int64_t n = tw.n;
       for (int64_t j = 0; j < ow; ++j) {
-        const size_t ju = static_cast<size_t>(j);
+        const int64_t* ix = tw.idx.data() + j * n;
+        const float* w = tw.w.data() + j * n;
         float acc = 0;
-        acc += tw.w0[ju] * src[tw.i0[ju]];
-        acc += tw.w1[ju] * src[tw.i1[ju]];
+        for (int64_t k = 0; k < n; ++k) acc += w[k] * src[ix[k]];
         d[j] = acc;
       }
       held[next] = key;
-      next ^= 1;
+      next = (next + 1) % kept;
       return d;
     };
     for (int64_t u = u0; u < u1; ++u) {
@@ -98,13 +102,16 @@ Status run(KernelContext& ctx, bool upsample, Status (*reference)(KernelContext&
         if (s != d) std::copy(s, s + ow, d);
         continue;
       }
-      const size_t ru = static_cast<size_t>(r);
-      const float* s0 = row(plane, th.i0[ru]);
-      const float w0 = th.w0[ru], w1 = th.w1[ru];
+      const int64_t* ix = th.idx.data() + r * th.n;
+      const float* w = th.w.data() + r * th.n;
+      const float* s0 = row(plane, ix[0]);
+      const float w0 = w[0];
       for (int64_t i = 0; i < ow; ++i) d[i] = w0 * s0[i];
-      if (w1 != 0.0f) {
-        const float* s1 = row(plane, th.i1[ru]);  // s0 is read no more: its buffer may go
-        for (int64_t i = 0; i < ow; ++i) d[i] += w1 * s1[i];
+      for (int64_t k = 1; k < th.n; ++k) {
+        const float wk = w[k];
+        if (wk == 0.0f) continue;
+        const float* sk = row(plane, ix[k]);  // the earlier rows are read no more: their buffers may go
+        for (int64_t i = 0; i < ow; ++i) d[i] += wk * sk[i];
       }
     }
   });

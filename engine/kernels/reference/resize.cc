@@ -624,9 +624,7 @@ Status resize_plan(KernelContext& ctx, bool upsample, ResizePlan* plan) {
   OSPREY_RETURN_IF_ERROR(check_empty_axes(ctx.input(0), p, upsample ? "Upsample" : "Resize"));
   plan->out_shape = p.out_shape;
   plan->axes = build_maps(ctx.input(0), p);
-  // Antialiased axes read more than two taps: the fast linear kernel leaves those alone.
-  plan->linear = p.mode == Mode::kLinear &&
-                 std::all_of(plan->axes.begin(), plan->axes.end(), [](const ResizeAxis& a) { return a.taps == 2; });
+  plan->interpolated = p.mode != Mode::kNearest;
   return Status::Ok();
 }
 

@@ -21,7 +21,7 @@ struct ResizeAxis {
 };
 
 struct ResizePlan {
-  bool linear = false;  // linear interpolation (else nearest or cubic)
+  bool interpolated = false;  // linear or cubic: the taps weighted and summed (else nearest)
   Shape out_shape;
   std::vector<ResizeAxis> axes;
 };
