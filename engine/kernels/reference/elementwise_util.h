@@ -34,11 +34,12 @@ Status unary_elu(KernelContext& ctx);
 Status unary_floor(KernelContext& ctx);
 Status unary_ceil(KernelContext& ctx);
 Status unary_round(KernelContext& ctx);
-// The reference Add, Sub, Mul, Div, Max and Min (binary.cc): the CPU kernel hands them what it does not take.
+// The reference Add, Sub, Mul, Div, Pow, Max and Min (binary.cc): the CPU kernels hand them what they do not take.
 Status binary_add(KernelContext& ctx);
 Status binary_sub(KernelContext& ctx);
 Status binary_mul(KernelContext& ctx);
 Status binary_div(KernelContext& ctx);
+Status binary_pow(KernelContext& ctx);
 Status variadic_max(KernelContext& ctx);
 Status variadic_min(KernelContext& ctx);
 Status variadic_sum(KernelContext& ctx);
