@@ -18,6 +18,7 @@ Action add_bench_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
 Action add_select_command(CLI::App& app);
 Action add_perf_command(CLI::App& app);
+Action add_ops_command(CLI::App& app);
 Action add_bench_adapter_command(CLI::App& app);  // internal: Osprey as a bench peer
 
 }  // namespace osprey::cli

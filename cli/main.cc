@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   };
   add("run", osprey::cli::add_run_command(app));
   add("inspect", osprey::cli::add_inspect_command(app));
+  add("ops", osprey::cli::add_ops_command(app));
   add("bench", osprey::cli::add_bench_command(app));
   add("serve", osprey::cli::add_serve_command(app));
   add("select", osprey::cli::add_select_command(app));

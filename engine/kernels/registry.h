@@ -51,7 +51,7 @@ const std::vector<KernelDef>& kernel_table();
 const KernelDef* find_kernel(const std::string& op, const std::string& domain, int opset,
                              DType dtype, bool reference_only);
 
-// Ops (name, domain) that have at least one kernel, for `osprey ops` and coverage reports.
+// Ops (name, domain) that have at least one kernel (osprey/ops.h groups the table for `osprey ops`).
 std::vector<std::string> registered_ops();
 
 }  // namespace osprey

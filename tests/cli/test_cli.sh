@@ -90,6 +90,20 @@ contains inspect-nodes '^nodes: 1'
 contains inspect-params '^parameters: '
 err inspect-missing 'no such file' "$OSPREY" inspect "$TMP/nope.onnx"
 
+# --- ops -------------------------------------------------------------------------------------
+ok ops "$OSPREY" ops
+contains ops-onnx '^ai\.onnx \(default\)$'
+contains ops-conv '^  Conv +1-22 +floats +\[cpu: float32\]'
+contains ops-new '^  GroupNormalization +18-22 '
+ok ops-domain "$OSPREY" ops --domain com.osprey
+contains ops-domain-fused '^  FusedConv '
+if grep -q '^  Relu ' "$TMP/out"; then fail "ops --domain com.osprey listed an ONNX op"; else pass; fi
+err ops-bad-domain "no ops in domain 'nope'" "$OSPREY" ops --domain nope
+# docs/OPERATORS.md is this command's output (regenerate: osprey ops --markdown > docs/OPERATORS.md)
+DOCS="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/docs/OPERATORS.md"
+ok ops-markdown "$OSPREY" ops --markdown
+if cmp -s "$TMP/out" "$DOCS"; then pass; else fail "ops-markdown: docs/OPERATORS.md differs from 'osprey ops --markdown' (regenerate it)"; fi
+
 # --- run -------------------------------------------------------------------------------------
 ok run-relu "$OSPREY" run "$RELU" --seed 7 --output-dir "$TMP/o1"
 contains run-summary-input 'x +float32\[3,4,5\] +min=-?[0-9.e-]+ max=[0-9.e-]+ mean='
