@@ -220,7 +220,11 @@ Result<ImportedModel> import_model_proto(
   auto def = opsets.find("");
   if (def != opsets.end() && (def->second < kMinDefaultOpset || def->second > kMaxDefaultOpset))
     return unimplemented("default-domain opset ", def->second, " is not supported (supported: ",
-                         kMinDefaultOpset, "-", kMaxDefaultOpset, ")");
+                         kMinDefaultOpset, "-", kMaxDefaultOpset, ")",
+                         def->second > kMaxDefaultOpset
+                             ? str_cat("; onnx.version_converter.convert_version(model, ", kMaxDefaultOpset,
+                                       ") restates a model whose ops exist at that opset")
+                             : std::string());
 
   Importer imp{opsets, model_dir, options.max_tensor_elements, raw_in_file};
   auto graph = std::make_shared<ir::Graph>();

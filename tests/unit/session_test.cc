@@ -285,6 +285,13 @@ TEST(SessionTest, RejectsUnsupportedOpset) {
   auto s = Session::load_from_bytes(m.bytes());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("opset 99"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("supported: 1-22"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("convert_version(model, 22)"), std::string::npos) << s.status().message();
+  // The newest accepted opset loads and runs.
+  ModelBuilder m22(22);
+  m22.input("x", kF, {1}).output("y");
+  m22.node("Relu", {"x"}, {"y"});
+  EXPECT_TRUE(Session::load_from_bytes(m22.bytes()).ok());
 }
 
 TEST(SessionTest, ConcurrentRunsOnOneSessionAgree) {
