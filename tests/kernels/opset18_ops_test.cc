@@ -132,6 +132,8 @@ TEST(Opset19DeformConv, ZeroOffsetsAreAPlainConvolution) {
                                                random_tensor({1, 3, 2, 2, 2}, 6)}),
                  "2-D");
   expect_invalid(run_single("DeformConv", 19, {x1, w1, Tensor(DType::kFloat32, {1, 2, 1, 3})}), "offset");
+  expect_invalid(run_single("DeformConv", 19, {x1, w1, shift}, {{"pads", ints_attr({0, int64_t{1} << 62, 0, 0})}}),
+                 "too large");
 }
 
 TEST(Opset18Col2Im, OverlapsAddUp) {
@@ -145,6 +147,8 @@ TEST(Opset18Col2Im, OverlapsAddUp) {
   expect_near(*y, {1, 2, 1, 2, 4, 2, 1, 2, 1});
   expect_invalid(run_single("Col2Im", 18, {cols, vec<int64_t>({3, 4}), vec<int64_t>({2, 2})}), "block positions");
   expect_invalid(run_single("Col2Im", 18, {cols, vec<int64_t>({3, 3}), vec<int64_t>({2})}), "same");
+  expect_invalid(run_single("Col2Im", 18, {cols, vec<int64_t>({int64_t{1} << 62, 3}), vec<int64_t>({2, 2})}),
+                 "too large");
 }
 
 TEST(Opset18CenterCropPad, CropsAndPadsAroundTheCentre) {

@@ -31,9 +31,10 @@ Status affine_grid(KernelContext& ctx) {
     out.push_back(size[static_cast<size_t>(d + 2)]);
   }
   out.push_back(r);
-  const int64_t points = shape_numel(out) / (n * r > 0 ? n * r : 1);
-  if (shape_numel(out) < 0 || shape_numel(out) > ctx.max_elements())
+  const int64_t total = shape_numel(out);
+  if (n < 0 || total < 0 || total > ctx.max_elements())
     return resource_exhausted("AffineGrid: output ", shape_to_string(out), " exceeds the element limit");
+  const int64_t points = n == 0 ? 0 : total / (n * r);
   OSPREY_ASSIGN_OR_RETURN(Tensor y, ctx.new_output(0, theta.dtype(), out));
   if (y.numel() == 0) return Status::Ok();
   // Normalized positions along each spatial dim (outermost first).

@@ -31,9 +31,12 @@ Status col2im(KernelContext& ctx) {
   OSPREY_ASSIGN_OR_RETURN(std::vector<int64_t> str, ints("strides", 1, r));
   int64_t kprod = 1, positions = 1;
   std::vector<int64_t> grid(r);
+  constexpr int64_t kBig = int64_t{1} << 40;  // keeps the arithmetic below in range
   for (size_t d = 0; d < r; ++d) {
     if (image[d] < 0 || block[d] <= 0 || dil[d] <= 0 || str[d] <= 0 || pads[d] < 0 || pads[d + r] < 0)
       return invalid_argument("Col2Im: image_shape must be >= 0, block_shape, dilations and strides > 0, pads >= 0");
+    if (image[d] > kBig || block[d] > kBig || dil[d] > kBig || str[d] > kBig || pads[d] > kBig || pads[d + r] > kBig)
+      return invalid_argument("Col2Im: a value of image_shape, block_shape, dilations, strides or pads is too large");
     const int64_t extent = dil[d] * (block[d] - 1) + 1, padded = image[d] + pads[d] + pads[d + r];
     if (padded < extent)
       return invalid_argument("block ", block[d], " (dilated ", extent, ") exceeds the padded image ", padded,

@@ -54,6 +54,9 @@ Status deform_conv(KernelContext& ctx) {
   OSPREY_ASSIGN_OR_RETURN(std::vector<int64_t> str, ints("strides", 1, 2));
   if (dil[0] <= 0 || dil[1] <= 0 || str[0] <= 0 || str[1] <= 0)
     return invalid_argument("dilations and strides must be positive");
+  constexpr int64_t kBig = int64_t{1} << 40;  // keeps the arithmetic below in range
+  for (int64_t v : {dil[0], dil[1], str[0], str[1], pads[0], pads[1], pads[2], pads[3]})
+    if (v < 0 || v > kBig) return invalid_argument("pads must be >= 0, and pads, dilations and strides not too large");
   const int64_t oh = (ih + pads[0] + pads[2] - (dil[0] * (kh - 1) + 1)) / str[0] + 1;
   const int64_t ow = (iw + pads[1] + pads[3] - (dil[1] * (kw - 1) + 1)) / str[1] + 1;
   const int64_t taps = kh * kw;
