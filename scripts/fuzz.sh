@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs a libFuzzer harness:  scripts/fuzz.sh HARNESS [seconds]
-#   fuzz_model_loader, fuzz_model_run   seeds: every model.onnx of the ONNX node tests
+#   fuzz_model_loader, fuzz_model_run   seeds: every model.onnx of the ONNX node tests (with
+#                                       the opset 18-22 cases once ctest has written them)
 #   fuzz_http_infer_request             seeds: tests/fuzz/seeds/fuzz_http_infer_request/
 #   fuzz_model_config                   seeds: tests/fuzz/seeds/fuzz_model_config/
 #   fuzz_image_decode                   seeds: tests/fuzz/seeds/fuzz_image_decode/ (if present)
@@ -16,6 +17,11 @@ case "$harness" in
     if [[ ! -d "$seeds" ]]; then
       mkdir -p "$seeds"
       for d in /usr/share/libonnx-testdata/data/node/*/; do cp "$d/model.onnx" "$seeds/$(basename "$d").onnx"; done
+    fi
+    # the opset 18-22 cases, where ctest has written them (tests/conformance/CMakeLists.txt)
+    cases18="$REPO/build/tests/conformance/onnx_node_cases_18_22"
+    if [[ -d "$cases18" ]] && ! compgen -G "$seeds/op18_*" > /dev/null; then
+      for d in "$cases18"/*/; do cp "$d/model.onnx" "$seeds/op18_$(basename "$d").onnx"; done
     fi
     ;;
   *)
