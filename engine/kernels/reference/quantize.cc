@@ -28,7 +28,7 @@ Status read_blocked_params(const KernelContext& ctx, const Tensor& x, const Tens
     return invalid_argument("block_size ", block, " needs a scale of x's rank ", x.rank(), ", got shape ",
                             shape_to_string(scale.shape()));
   for (int64_t d = 0; d < x.rank(); ++d) {
-    const int64_t want = d == axis ? (x.dim(d) + block - 1) / block : x.dim(d);
+    const int64_t want = d != axis ? x.dim(d) : x.dim(d) == 0 ? 0 : (x.dim(d) - 1) / block + 1;  // ceil
     if (scale.dim(d) != want)
       return invalid_argument("scale has shape ", shape_to_string(scale.shape()), "; x ",
                               shape_to_string(x.shape()), " in blocks of ", block, " along axis ", axis,

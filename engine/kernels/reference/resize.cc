@@ -92,7 +92,11 @@ void cubic_coeffs(double r, double a, double c[4]) {
 // weighted by the filter at scale * distance and normalized to sum 1.
 AxisMap antialias_axis_map(const ResizeParams& p, size_t axis, int64_t in_len) {
   AxisMap m;
-  const double s = p.scales[axis];
+  m.identity = false;
+  // An empty output needs no taps; any other has scale >= 1 / in_len, so the count below
+  // (about 2 / scale, 4 / scale for cubic) stays within a few times the input's length.
+  if (p.out_shape[axis] == 0 || in_len == 0) return m;
+  const double s = std::max(p.scales[axis], 1.0 / static_cast<double>(in_len));
   const bool cubic = p.mode == Mode::kCubic;
   const int64_t start = static_cast<int64_t>(std::floor((cubic ? -2.0 : -1.0) / s)) + 1;
   const int64_t n = 2 - 2 * start;
