@@ -1,4 +1,4 @@
-// InstanceNormalization on the row kernel (instance_norm_cpu.cc) against the reference kernel,
+// InstanceNormalization on the row kernel (norm_groups_cpu.cc) against the reference kernel,
 // the oracle: ranks 2 to 5, planes of 1 to 4096 elements (a vector tail, a plane of one value),
 // values far from zero (the mean and variance summed in double), one and two threads, y over
 // x's bytes; parameters that are not one float32 per channel fall to the reference and its

@@ -10,14 +10,13 @@ passes and kernels on whole models.
     .venv/bin/python -m pytest tests/zoo/test_zoo_new_opsets.py
 """
 
-import collections
-import re
 import subprocess
 
 import numpy as np
 import onnx
 import pytest
 from onnx import version_converter
+from test_zoo_fusions import optimized_ops
 
 pytestmark = pytest.mark.zoo
 
@@ -36,15 +35,6 @@ def silero_inputs(tmp_path):
         np.save(tmp_path / f"{name}.npy", value)
         args += ["--input", f"{name}={tmp_path / f'{name}.npy'}"]
     return args
-
-
-def optimized_ops(osprey_bin, path):
-    proc = subprocess.run([str(osprey_bin), "inspect", str(path), "--optimized"],
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    text = proc.stdout.split("\noptimized graph", 1)
-    assert len(text) == 2, proc.stdout[-2000:]
-    return collections.Counter(re.findall(r"^  ([A-Za-z.]+) '", text[1], flags=re.M))
 
 
 def outputs(osprey_bin, path, out_dir, extra):

@@ -1008,12 +1008,6 @@ void layer_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int6
   dispatch<LayerNormKernel>(isa, x, y, rows, m, scale, bias, eps);
 }
 
-void instance_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int64_t m,
-                        const float* scale, const float* bias, int64_t channels, int64_t first_row,
-                        double eps) {
-  dispatch<GroupNormKernel>(isa, x, y, rows, int64_t{1}, m, scale, bias, true, channels, first_row, eps);
-}
-
 void group_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int64_t cg, int64_t m,
                      const float* scale, const float* bias, bool per_channel, int64_t groups, int64_t first_row,
                      double eps) {

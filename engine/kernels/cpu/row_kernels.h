@@ -20,16 +20,11 @@ VectorIsa best_vector_isa();               // the widest supported variant, read
 void layer_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int64_t m,
                      const float* scale, const float* bias, double eps);
 
-// InstanceNormalization over `rows` planes of m contiguous floats: plane r belongs to channel
-// (first_row + r) % channels and gets y = (x - mean) / sqrt(var + eps) * scale[c] + bias[c], its
-// mean and (biased) variance summed in double. x and y may alias.
-void instance_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int64_t m,
-                        const float* scale, const float* bias, int64_t channels, int64_t first_row,
-                        double eps);
-// GroupNormalization over `rows` groups of cg planes of m contiguous floats: row r is group
-// g = (first_row + r) % groups, normalized over its cg * m values as instance_norm_rows does a
-// plane, plane c scaled by scale[g * cg + c] and bias[g * cg + c] (per_channel, opset 21) or
-// by scale[g] and bias[g] (opset 18). x and y may alias.
+// GroupNormalization (and InstanceNormalization, cg = 1) over `rows` groups of cg planes of m
+// contiguous floats: row r is group g = (first_row + r) % groups, y = (x - mean) /
+// sqrt(var + eps) * scale + bias over its cg * m values, mean and (biased) variance summed in
+// double; plane c takes scale[g * cg + c] and bias[g * cg + c] (per_channel: InstanceNorm,
+// GroupNorm-21) or scale[g] and bias[g] (GroupNorm-18). x and y may alias.
 void group_norm_rows(VectorIsa isa, const float* x, float* y, int64_t rows, int64_t cg, int64_t m,
                      const float* scale, const float* bias, bool per_channel, int64_t groups, int64_t first_row,
                      double eps);

@@ -35,6 +35,20 @@ int64_t spatial_size(const Shape& shape) {
   return s;
 }
 
+// Mean and (biased) variance of n values, two passes in double.
+template <class T>
+void mean_var(const T* p, int64_t n, double* mean, double* var) {
+  double m = 0, v = 0;
+  for (int64_t k = 0; k < n; ++k) m += cast_to<double>(p[k]);
+  m /= static_cast<double>(n);
+  for (int64_t k = 0; k < n; ++k) {
+    const double d = cast_to<double>(p[k]) - m;
+    v += d * d;
+  }
+  *mean = m;
+  *var = v / static_cast<double>(n);
+}
+
 // Allocates output i with dtype/shape and fills it from doubles.
 Status write_output(KernelContext& ctx, int i, DType dtype, const Shape& shape,
                     const std::vector<double>& v) {
@@ -157,13 +171,7 @@ Status instance_normalization(KernelContext& ctx) {
         const T* p = in + (i * c + j) * s;
         T* q = out + (i * c + j) * s;
         double mean = 0, var = 0;
-        for (int64_t k = 0; k < s; ++k) mean += cast_to<double>(p[k]);
-        mean /= static_cast<double>(s);
-        for (int64_t k = 0; k < s; ++k) {
-          const double d = cast_to<double>(p[k]) - mean;
-          var += d * d;
-        }
-        var /= static_cast<double>(s);
+        mean_var(p, s, &mean, &var);
         const double a = scale[static_cast<size_t>(j)] / std::sqrt(var + eps);
         const double b = bias[static_cast<size_t>(j)] - a * mean;
         for (int64_t k = 0; k < s; ++k) q[k] = cast_to<T>(cast_to<double>(p[k]) * a + b);
@@ -197,13 +205,7 @@ Status group_normalization(KernelContext& ctx) {
       const T* p = in + i * len;
       T* q = out + i * len;
       double mean = 0, var = 0;
-      for (int64_t k = 0; k < len; ++k) mean += cast_to<double>(p[k]);
-      mean /= static_cast<double>(len);
-      for (int64_t k = 0; k < len; ++k) {
-        const double d = cast_to<double>(p[k]) - mean;
-        var += d * d;
-      }
-      var /= static_cast<double>(len);
+      mean_var(p, len, &mean, &var);
       const double inv = 1.0 / std::sqrt(var + eps);
       const int64_t g = i % groups;
       for (int64_t ch = 0; ch < cg; ++ch) {
@@ -309,13 +311,7 @@ Status layer_normalization(KernelContext& ctx) {
       const T* p = in + o * m;
       T* q = out + o * m;
       double mean = 0, var = 0;
-      for (int64_t k = 0; k < m; ++k) mean += cast_to<double>(p[k]);
-      mean /= static_cast<double>(m);
-      for (int64_t k = 0; k < m; ++k) {
-        const double d = cast_to<double>(p[k]) - mean;
-        var += d * d;
-      }
-      var /= static_cast<double>(m);
+      mean_var(p, m, &mean, &var);
       const double inv = 1.0 / std::sqrt(var + eps);
       for (int64_t k = 0; k < m; ++k) {
         const size_t kk = static_cast<size_t>(k);
