@@ -11,6 +11,8 @@
 namespace osprey {
 namespace {
 
+// The types of a mask, whole families by name: floats (float32, float16, bfloat16, float64) and
+// ints (int8-64, uint8-64).
 std::string type_names(DTypeMask mask, bool any) {
   if (any) return "any";
   static constexpr DType kOrder[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kFloat64,
@@ -18,19 +20,20 @@ std::string type_names(DTypeMask mask, bool any) {
                                      DType::kUInt8,   DType::kUInt16,  DType::kUInt32,   DType::kUInt64,
                                      DType::kBool,    DType::kString};
   std::string s;
-  auto add = [&](const std::string& name) { s += (s.empty() ? "" : ", ") + name; };
-  // Whole families by name: floats (float32, float16, bfloat16, float64), ints (int8-64 and
-  // uint8-64).
-  const bool floats = (mask & kFloat) == kFloat, ints = (mask & kInt) == kInt;
-  if (floats) add("floats");
+  auto add = [&](const char* name) { s += (s.empty() ? "" : ", ") + std::string(name); };
+  bool floats_named = false, ints_named = false;
   for (DType t : kOrder) {
     if (!(mask & bit(t))) continue;
-    if (floats && (bit(t) & kFloat)) continue;
-    if (ints && (bit(t) & kInt)) continue;
-    if (ints && t == DType::kBool && s.find("ints") == std::string::npos) add("ints");
-    add(dtype_name(t));
+    if ((bit(t) & kFloat) && (mask & kFloat) == kFloat) {
+      if (!floats_named) add("floats");
+      floats_named = true;
+    } else if ((bit(t) & kInt) && (mask & kInt) == kInt) {
+      if (!ints_named) add("ints");
+      ints_named = true;
+    } else {
+      add(dtype_name(t));
+    }
   }
-  if (ints && s.find("ints") == std::string::npos) add("ints");
   return s;
 }
 

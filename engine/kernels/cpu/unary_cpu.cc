@@ -1,7 +1,7 @@
 // Sigmoid, Tanh, Exp, Gelu (ours and ONNX's), LeakyRelu, Sqrt, Erf, HardSigmoid, HardSwish, Abs,
-// Neg, Reciprocal, Log, Softplus, Mish, Elu, Floor, Ceil, Round and Pow by a scalar (float32) on the vectorized row kernels
-// (row_kernels.h), split across the session's threads (Tanh's and Exp's references, std::tanh
-// and std::exp per element, ran 800K floats in 13.1 and 2.5 ms against onnxruntime's 0.22 and
+// Neg, Reciprocal, Log, Softplus, Mish, Elu, Floor, Ceil, Round and Pow by a scalar (float32) on
+// the vectorized row kernels (row_kernels.h), split across the session's threads (Tanh's and
+// Exp's references, std::tanh and std::exp per element, ran 800K floats in 13.1 and 2.5 ms against onnxruntime's 0.22 and
 // 0.15): PP-OCR's text detector ends in a Sigmoid over its 640x640 map,
 // which the reference (std::exp per element) took 1.5 ms for; a dynamically quantized
 // transformer keeps its Gelus apart from the products (MatMulInteger takes no activation),
@@ -105,9 +105,9 @@ Status elu(KernelContext& ctx) { return unary(ctx, UnaryOp::kElu, &ref::unary_el
 // (the double product is exact, so its rounding is the float product's); square roots are the
 // vectorized square root, which the double result of std::pow(x, 0.5) also rounds to (a float
 // square root is never within 2^-49 of a rounding boundary; a negative x gives the default NaN
-// both ways), with the lanes where the two part (-0, -inf, NaN) taken from std::pow; other exponents run std::pow per element,
-// split across the threads. A [1, 128, 80, 80] x^0.5 took 10.5 ms on the reference (onnxruntime
-// 6.3).
+// both ways), with the lanes where the two part (-0, -inf, NaN) taken from std::pow; other
+// exponents run std::pow per element, split across the threads. A [1, 128, 80, 80] x^0.5 took
+// 10.5 ms on the reference (onnxruntime 6.3).
 Status pow(KernelContext& ctx) {
   if (!float_input(ctx) || ctx.opset() < 7 || !ctx.has_input(1) || !ctx.input_value(1).is_tensor())
     return ref::binary_pow(ctx);
